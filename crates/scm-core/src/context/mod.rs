@@ -1,0 +1,1 @@
+//! Context: event ingest (cursor), chat object, assembly.

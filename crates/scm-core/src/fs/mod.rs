@@ -1,0 +1,4 @@
+//! Filesystem: resolver (agent path → source), indexer, watcher.
+pub mod indexer;
+pub mod resolver;
+pub mod watcher;

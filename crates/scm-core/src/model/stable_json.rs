@@ -1,0 +1,136 @@
+//! Stable serialisation: JSON with object keys sorted and no whitespace,
+//! byte-identical to JavaScript's `JSON.stringify` over a sorted-key copy.
+//!
+//! - Keys sort by UTF-16 code units (what JS's default `Array.prototype.sort`
+//!   does), not by UTF-8 bytes: they differ for astral-plane characters.
+//! - Numbers print as ECMAScript `Number.prototype.toString` (`1e+21`, `0.1`,
+//!   `-0` → `0`) via `ryu-js`; every number goes through f64 because that is
+//!   what a JS client holds.
+//! - Strings escape exactly what `JSON.stringify` escapes: `"` `\\`, the short
+//!   escapes `\b \f \n \r \t`, other C0 controls as `\u00xx`; nothing else
+//!   (no escaping of `/`, U+2028/2029 or non-ASCII).
+
+use serde_json::Value;
+
+/// Stable serialisation of `value` as a `String`.
+pub fn stable_stringify(value: &Value) -> String {
+    let mut out = String::with_capacity(128);
+    write_value(&mut out, value);
+    out
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_value(out, &map[key]);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    // Integers that fit in i64/u64 are printed through f64 too: a JS client
+    // only ever holds doubles, so 2**53 + 1 must print as 9007199254740992.
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if !f.is_finite() {
+        // JSON.stringify(NaN/Infinity) === "null"; serde_json cannot hold them
+        // anyway, this only guards arbitrary-precision inputs.
+        out.push_str("null");
+        return;
+    }
+    let mut buf = ryu_js::Buffer::new();
+    out.push_str(buf.format_finite(f));
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\u{08}' => Some("\\b"),
+            '\u{0C}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            c if (c as u32) < 0x20 => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match escape {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{:04x}", c as u32)),
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sorts_keys_and_drops_whitespace() {
+        assert_eq!(
+            stable_stringify(&json!({"b": 1, "a": [true, null]})),
+            r#"{"a":[true,null],"b":1}"#
+        );
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        let v: Value = serde_json::from_str(
+            "[1e21, 0.1, -0.0, 9007199254740992, 1.5e-7, 100, 123456789012345680000]",
+        )
+        .unwrap();
+        assert_eq!(
+            stable_stringify(&v),
+            "[1e+21,0.1,0,9007199254740992,1.5e-7,100,123456789012345680000]"
+        );
+    }
+
+    #[test]
+    fn keys_sort_by_utf16_code_units() {
+        // U+FF21 (BMP, 0xFF21) sorts after U+1F600 (surrogates 0xD83D…) in UTF-16
+        // but before it in UTF-8 byte order.
+        let v = json!({"\u{FF21}": 1, "\u{1F600}": 2});
+        assert_eq!(stable_stringify(&v), "{\"\u{1F600}\":2,\"\u{FF21}\":1}");
+    }
+
+    #[test]
+    fn escapes_like_json_stringify() {
+        let v = json!("a\"b\\c\u{0}\u{1f}\n\u{2028}é/");
+        assert_eq!(
+            stable_stringify(&v),
+            "\"a\\\"b\\\\c\\u0000\\u001f\\n\u{2028}é/\""
+        );
+    }
+}

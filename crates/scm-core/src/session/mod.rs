@@ -1,0 +1,1 @@
+//! Session engine: sets, auto-collapse policy, persistence, resume.

@@ -1,0 +1,99 @@
+//! The store: one trait, two backends (embedded SQLite, XTDB v1 over HTTP),
+//! one conformance suite (`conformance`) that both must pass.
+//!
+//! Documents are JSON objects whose id key is literally `"xt/id"` (XTDB's
+//! convention, kept for the embedded store so documents are portable).
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+pub mod conformance;
+pub mod embedded;
+pub mod xtdb;
+
+/// A stored document: a JSON object with an `"xt/id"` string key.
+pub type Document = serde_json::Map<String, serde_json::Value>;
+
+/// The id key inside every document.
+pub const ID_KEY: &str = "xt/id";
+
+/// One operation inside an atomic transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TxOp {
+    /// Write a new version of the document (its `"xt/id"` names the object).
+    Put(Document),
+    /// Compare-and-set guard: the transaction commits only if the latest
+    /// version of `id` equals `expected` exactly (`None` = must not exist).
+    /// Mirrors XTDB's `match`.
+    Match {
+        id: String,
+        expected: Option<Document>,
+    },
+}
+
+/// What a committed (or aborted) transaction returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxReceipt {
+    /// Monotonic transaction id: the only reliable way to address a version.
+    pub tx_id: i64,
+    /// RFC 3339 transaction time (XTDB's JSON API truncates it to seconds).
+    pub tx_time: String,
+    /// False when a `Match` failed and the whole transaction was aborted.
+    pub committed: bool,
+}
+
+/// One version in an object's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Version {
+    pub tx_id: i64,
+    pub tx_time: String,
+    /// `None` for an XTDB `delete` (never written by this project: deletions are
+    /// new versions with null content, history is never erased).
+    pub doc: Option<Document>,
+}
+
+/// Which point in transaction time to read at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf<'a> {
+    TxId(i64),
+    /// RFC 3339 time; versions written at or before it are visible.
+    TxTime(&'a str),
+}
+
+/// The store contract. Every method is read-your-writes: once `submit`
+/// returns, every later read (from any client of the same database) sees it.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Short name for diagnostics: "embedded" or "xtdb".
+    fn kind(&self) -> &'static str;
+
+    /// Apply `ops` atomically and wait until they are visible to reads.
+    /// A failed `Match` aborts everything and returns `committed: false`.
+    async fn submit(&self, ops: Vec<TxOp>) -> Result<TxReceipt>;
+
+    /// Latest version, or `None` if the object was never written.
+    async fn get(&self, id: &str) -> Result<Option<Document>>;
+
+    /// Latest versions of many objects in one round trip; missing ids are absent.
+    async fn get_many(&self, ids: &[String]) -> Result<Vec<Document>>;
+
+    /// The version visible at `as_of`.
+    async fn get_as_of(&self, id: &str, as_of: AsOf<'_>) -> Result<Option<Document>>;
+
+    /// Every version, oldest first.
+    async fn history(&self, id: &str) -> Result<Vec<Version>>;
+
+    /// Number of transactions this client has submitted (committed or not).
+    /// Lets tests assert "zero writes" without racing other writers.
+    fn submitted_tx_count(&self) -> u64;
+}
+
+/// Convenience wrappers shared by every backend.
+impl dyn Store {
+    /// Put one document and wait for it.
+    pub async fn put(&self, doc: Document) -> Result<TxReceipt> {
+        self.submit(vec![TxOp::Put(doc)]).await
+    }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what it needs, builds,
+# lints, starts one XTDB node for the run, runs every suite, stops the node.
+# Usage: bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "node dependencies"
+npm ci --no-audit --no-fund
+
+step "rust format + lint"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "build native addon"
+npm run build:debug
+
+step "xtdb: fetch 1.24.5 from Maven Central and start one node for this run"
+bash xtdb/setup.sh
+XTDB_URL=$(bash xtdb/start.sh --config mem)
+trap 'bash "$ROOT/xtdb/stop.sh" || true' EXIT
+export SCM_TEST_XTDB_URL="$XTDB_URL" SCM_REQUIRE_XTDB=1
+
+step "cargo test (core + store conformance on embedded and XTDB)"
+cargo test --workspace
+
+step "vitest (addon, both stores)"
+npx vitest run
