@@ -85,6 +85,11 @@ pub trait Store: Send + Sync {
     /// Every version, oldest first.
     async fn history(&self, id: &str) -> Result<Vec<Version>>;
 
+    /// The newest transaction id visible to reads (None for an empty store).
+    /// Used as the basis of static references: a version read after this call
+    /// is addressable as of this tx id.
+    async fn latest_tx_id(&self) -> Result<Option<i64>>;
+
     /// Number of transactions this client has submitted (committed or not).
     /// Lets tests assert "zero writes" without racing other writers.
     fn submitted_tx_count(&self) -> u64;
