@@ -166,7 +166,9 @@ impl ContentOmitted {
 /// `file_type`: the path's extension without the dot, as Node's
 /// `path.extname(p).slice(1)` gives it (`""` for `Makefile` or `.bashrc`).
 pub fn file_type_of(path: &str) -> String {
-    let base = path.rsplit('/').next().unwrap_or(path);
+    // extname ignores trailing separators: extname("a.b/") === ".b".
+    let trimmed = path.trim_end_matches('/');
+    let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
     match base.rfind('.') {
         Some(0) | None => String::new(),
         Some(i) => base[i + 1..].to_string(),
@@ -430,5 +432,7 @@ mod tests {
         assert_eq!(file_type_of("/a/Makefile"), "");
         assert_eq!(file_type_of("/a/.bashrc"), "");
         assert_eq!(file_type_of("/a/x."), "");
+        assert_eq!(file_type_of("a.b/"), "b");
+        assert_eq!(file_type_of("/"), "");
     }
 }
