@@ -1,9 +1,15 @@
 //! Thin napi binding over `scm_core`: converts between JS and core types and
 //! maps core errors to JS errors with a stable `code`. No decisions here.
+//! Large JSON (documents, message arrays) crosses as JSON text: the facade in
+//! `lib/` stringifies and parses it, which beats napi's value conversion.
 
 #![deny(clippy::all)]
 
-mod errors;
+pub mod errors;
+pub mod hashing;
+pub mod indexer;
+pub mod resolver;
+pub mod store;
 
 use napi_derive::napi;
 

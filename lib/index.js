@@ -1,0 +1,33 @@
+'use strict';
+// Public surface of self-context-manager (CommonJS: works with require,
+// import (Node's CJS interop sees every named export) and pi's jiti loader).
+
+const hashing = require('./hashing.js');
+const { Resolver } = require('./resolver.js');
+const { Store, openStore } = require('./store.js');
+const { Indexer } = require('./indexer.js');
+const { native } = require('./native.js');
+
+const stableStringify = hashing.stableStringify;
+const identityHash = hashing.identityHash;
+const fileHash = hashing.fileHash;
+const contentHash = hashing.contentHash;
+const metadataHash = hashing.metadataHash;
+const objectHash = hashing.objectHash;
+const defaultFilesystemId = hashing.defaultFilesystemId;
+const nativeVersion = () => native.nativeVersion();
+
+module.exports = {
+  stableStringify,
+  identityHash,
+  fileHash,
+  contentHash,
+  metadataHash,
+  objectHash,
+  defaultFilesystemId,
+  nativeVersion,
+  Resolver,
+  Store,
+  openStore,
+  Indexer,
+};

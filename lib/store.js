@@ -1,0 +1,71 @@
+'use strict';
+// The store handle: embedded (SQLite file) or XTDB v1 over HTTP.
+// Documents cross the native boundary as JSON text.
+
+const { native, NATIVE } = require('./native.js');
+const { wrap, wrapAsync, codedError } = require('./errors.js');
+
+const parse = (json) => (json == null ? null : JSON.parse(json));
+
+class Store {
+  /** @internal Use `openStore`. */
+  constructor(handle) {
+    this[NATIVE] = handle;
+  }
+
+  /** 'embedded' | 'xtdb' */
+  get kind() {
+    return this[NATIVE].kind;
+  }
+
+  /** Apply `[{op:'put', doc} | {op:'match', id, expected}]` atomically; resolves once readable. */
+  submit(ops) {
+    return wrapAsync(() => {
+      if (!Array.isArray(ops)) throw codedError('INVALID_ARGUMENT', 'submit: ops must be an array');
+      return this[NATIVE].submit(JSON.stringify(ops));
+    });
+  }
+
+  /** Latest version, or null. */
+  async get(id) {
+    return parse(await wrapAsync(() => this[NATIVE].get(id)));
+  }
+
+  /** Latest versions of many objects (missing ids absent). */
+  async getMany(ids) {
+    return parse(await wrapAsync(() => this[NATIVE].getMany(ids)));
+  }
+
+  /** The version visible at `{ txId }` or `{ txTime }`. */
+  async getAsOf(id, asOf) {
+    return parse(await wrapAsync(() => this[NATIVE].getAsOf(id, asOf ?? {})));
+  }
+
+  /** Every version, oldest first: `[{ txId, txTime, doc }]`. */
+  async history(id) {
+    return parse(await wrapAsync(() => this[NATIVE].history(id)));
+  }
+
+  /** Newest visible transaction id (null for an empty store). */
+  latestTxId() {
+    return wrapAsync(() => this[NATIVE].latestTxId()).then((v) => v ?? null);
+  }
+
+  /** Transactions this handle has submitted (committed or not). */
+  submittedTxCount() {
+    return wrap(() => this[NATIVE].submittedTxCount());
+  }
+}
+
+/**
+ * `openStore({ kind: 'embedded', path? })` (no path: private in-memory store)
+ * or `openStore({ kind: 'xtdb', url, timeoutMs? })` (reachability is checked).
+ */
+async function openStore(options) {
+  if (options == null || typeof options !== 'object') {
+    throw codedError('INVALID_ARGUMENT', "openStore: options { kind: 'embedded' | 'xtdb', … } required");
+  }
+  return new Store(await wrapAsync(() => native.openStore(options)));
+}
+
+module.exports = { Store, openStore };

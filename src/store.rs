@@ -1,0 +1,190 @@
+//! `openStore` and the store handle. Documents cross as JSON text.
+
+use std::sync::Arc;
+
+use napi_derive::napi;
+use scm_core::store::{embedded::EmbeddedStore, AsOf, Document, Store, TxOp, TxReceipt};
+use serde::{Deserialize, Serialize};
+
+use crate::errors::{invalid_arg, parse_json, to_json, IntoJsResult};
+
+/// `{ kind: 'embedded', path? }` (no path: a private in-memory store) or
+/// `{ kind: 'xtdb', url, timeoutMs? }`.
+#[napi(object)]
+pub struct NapiStoreOptions {
+    #[napi(ts_type = "'embedded' | 'xtdb'")]
+    pub kind: String,
+    pub path: Option<String>,
+    pub url: Option<String>,
+    pub timeout_ms: Option<u32>,
+}
+
+#[napi(object)]
+pub struct JsTxReceipt {
+    pub tx_id: i64,
+    pub tx_time: String,
+    pub committed: bool,
+}
+
+impl From<TxReceipt> for JsTxReceipt {
+    fn from(r: TxReceipt) -> Self {
+        JsTxReceipt {
+            tx_id: r.tx_id,
+            tx_time: r.tx_time,
+            committed: r.committed,
+        }
+    }
+}
+
+/// `{ txId }` or `{ txTime }` (RFC 3339).
+#[napi(object)]
+pub struct NapiAsOf {
+    pub tx_id: Option<i64>,
+    pub tx_time: Option<String>,
+}
+
+/// One transaction operation as the facade sends it.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+enum OpJson {
+    Put {
+        doc: Document,
+    },
+    Match {
+        id: String,
+        expected: Option<Document>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionJson<'a> {
+    tx_id: i64,
+    tx_time: &'a str,
+    doc: &'a Option<Document>,
+}
+
+pub(crate) fn open(options: NapiStoreOptions) -> scm_core::Result<Arc<dyn Store>> {
+    use scm_core::Error;
+    match options.kind.as_str() {
+        "embedded" => Ok(Arc::new(match options.path {
+            Some(path) => EmbeddedStore::open(path)?,
+            None => EmbeddedStore::open_in_memory()?,
+        })),
+        "xtdb" => {
+            let url = options.url.ok_or_else(|| {
+                Error::InvalidArgument("openStore: kind 'xtdb' needs a url".into())
+            })?;
+            // TODO(binding): XtdbStore::new once store/xtdb.rs lands.
+            let _ = (url, options.timeout_ms);
+            Err(Error::StoreUnavailable("XTDB backend not built yet".into()))
+        }
+        other => Err(Error::InvalidArgument(format!(
+            "openStore: unknown store kind {other:?} (expected 'embedded' or 'xtdb')"
+        ))),
+    }
+}
+
+#[napi(js_name = "NativeStore")]
+pub struct JsStore {
+    pub(crate) inner: Arc<dyn Store>,
+}
+
+/// Open a store. XTDB stores are checked for reachability (STORE_UNAVAILABLE
+/// within the timeout otherwise).
+#[napi]
+pub async fn open_store(options: NapiStoreOptions) -> napi::Result<JsStore> {
+    let inner = open(options).js()?;
+    if inner.kind() == "xtdb" {
+        inner.latest_tx_id().await.js()?;
+    }
+    Ok(JsStore { inner })
+}
+
+#[napi]
+impl JsStore {
+    /// "embedded" or "xtdb".
+    #[napi(getter)]
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    /// Apply `[{op:'put', doc} | {op:'match', id, expected}]` atomically.
+    #[napi]
+    pub async fn submit(&self, ops_json: String) -> napi::Result<JsTxReceipt> {
+        let ops: Vec<OpJson> = parse_json(&ops_json, "submit ops")?;
+        let mut tx = Vec::with_capacity(ops.len());
+        for op in ops {
+            tx.push(match op {
+                OpJson::Put { doc } => {
+                    if !doc.get("xt/id").is_some_and(|v| v.is_string()) {
+                        return Err(invalid_arg(
+                            "submit: a put document needs a string \"xt/id\"",
+                        ));
+                    }
+                    TxOp::Put(doc)
+                }
+                OpJson::Match { id, expected } => TxOp::Match { id, expected },
+            });
+        }
+        self.inner.submit(tx).await.js().map(Into::into)
+    }
+
+    /// Latest version as JSON text, or null.
+    #[napi]
+    pub async fn get(&self, id: String) -> napi::Result<Option<String>> {
+        match self.inner.get(&id).await.js()? {
+            Some(doc) => to_json(&doc).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Latest versions of many objects as a JSON array (missing ids absent).
+    #[napi]
+    pub async fn get_many(&self, ids: Vec<String>) -> napi::Result<String> {
+        to_json(&self.inner.get_many(&ids).await.js()?)
+    }
+
+    /// The version visible at `{txId}` or `{txTime}`, as JSON text or null.
+    #[napi]
+    pub async fn get_as_of(&self, id: String, as_of: NapiAsOf) -> napi::Result<Option<String>> {
+        let doc = match (as_of.tx_id, as_of.tx_time.as_deref()) {
+            (Some(tx_id), None) => self.inner.get_as_of(&id, AsOf::TxId(tx_id)).await,
+            (None, Some(t)) => self.inner.get_as_of(&id, AsOf::TxTime(t)).await,
+            _ => {
+                return Err(invalid_arg(
+                    "getAsOf: pass exactly one of { txId } or { txTime }",
+                ))
+            }
+        }
+        .js()?;
+        doc.as_ref().map(to_json).transpose()
+    }
+
+    /// Every version, oldest first, as JSON `[{txId, txTime, doc}]`.
+    #[napi]
+    pub async fn history(&self, id: String) -> napi::Result<String> {
+        let versions = self.inner.history(&id).await.js()?;
+        let out: Vec<VersionJson> = versions
+            .iter()
+            .map(|v| VersionJson {
+                tx_id: v.tx_id,
+                tx_time: &v.tx_time,
+                doc: &v.doc,
+            })
+            .collect();
+        to_json(&out)
+    }
+
+    /// Newest visible transaction id (null for an empty store).
+    #[napi]
+    pub async fn latest_tx_id(&self) -> napi::Result<Option<i64>> {
+        self.inner.latest_tx_id().await.js()
+    }
+
+    /// Transactions this handle has submitted.
+    #[napi(catch_unwind)]
+    pub fn submitted_tx_count(&self) -> i64 {
+        self.inner.submitted_tx_count() as i64
+    }
+}
