@@ -23,7 +23,9 @@ class Resolver {
 
   /** Agent path → `{ source, objectId, hostPath, watchable }`. */
   resolve(agentPath) {
-    return wrap(() => this[NATIVE].resolve(agentPath));
+    const r = wrap(() => this[NATIVE].resolve(agentPath));
+    r.hostPath ??= null;
+    return r;
   }
 
   /** Source → the path the agent sees. */
