@@ -1,8 +1,10 @@
 //! `openStore` and the store handle. Documents cross as JSON text.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use napi_derive::napi;
+use scm_core::store::xtdb::{XtdbOptions, XtdbStore};
 use scm_core::store::{embedded::EmbeddedStore, AsOf, Document, Store, TxOp, TxReceipt};
 use serde::{Deserialize, Serialize};
 
@@ -75,9 +77,11 @@ pub(crate) fn open(options: NapiStoreOptions) -> scm_core::Result<Arc<dyn Store>
             let url = options.url.ok_or_else(|| {
                 Error::InvalidArgument("openStore: kind 'xtdb' needs a url".into())
             })?;
-            // TODO(binding): XtdbStore::new once store/xtdb.rs lands.
-            let _ = (url, options.timeout_ms);
-            Err(Error::StoreUnavailable("XTDB backend not built yet".into()))
+            let mut opts = XtdbOptions::new(url);
+            if let Some(ms) = options.timeout_ms {
+                opts.request_timeout = Duration::from_millis(u64::from(ms));
+            }
+            Ok(Arc::new(XtdbStore::new(opts)?))
         }
         other => Err(Error::InvalidArgument(format!(
             "openStore: unknown store kind {other:?} (expected 'embedded' or 'xtdb')"
