@@ -1,0 +1,34 @@
+// Compiled (not run) by __test__/package.test.mjs: the public types must
+// describe real usage without casts.
+import {
+  openStore,
+  Resolver,
+  Indexer,
+  stableStringify,
+  identityHash,
+  fileHash,
+  type ScmError,
+  type FileDocument,
+} from '../../index.js';
+
+export async function usage(): Promise<void> {
+  const store = await openStore({ kind: 'embedded', path: '/tmp/x.sqlite' });
+  const xt = await openStore({ kind: 'xtdb', url: 'http://127.0.0.1:3000', timeoutMs: 2000 });
+  const receipt = await store.submit([{ op: 'put', doc: { 'xt/id': 'a', v: 1 } }, { op: 'match', id: 'b', expected: null }]);
+  const n: number = receipt.txId;
+  const doc = await xt.getAsOf('a', { txId: n });
+  const history = await store.history<FileDocument>('a');
+  const first: string | null | undefined = history[0]?.doc?.content;
+  const resolver = new Resolver({ workspaceRoot: '/w', mounts: [{ agentPrefix: '/work', canonicalPrefix: '/w', filesystemId: 'fs' }] });
+  const r = resolver.resolve('a.ts');
+  const indexer = new Indexer(store, resolver, { maxContentBytes: 1024 });
+  const res = await indexer.indexFile(r.source.path);
+  const state: 'present' | 'stub' | 'deleted' = res.doc.state;
+  try {
+    await indexer.discoverFiles(['b.ts']);
+  } catch (e) {
+    const code: string = (e as ScmError).code;
+    void code;
+  }
+  void [doc, first, state, stableStringify({ a: 1 }), identityHash('chat', null, 'chat:1'), fileHash(new Uint8Array([1]))];
+}
