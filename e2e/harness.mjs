@@ -115,7 +115,7 @@ function prepare(opts, mode) {
 	else {
 		sessionId ??= randomUUID();
 		if (line === "0.73") {
-			// 0.73 has no --session-id (it would be swallowed as an unknown extension flag). Emulate it:
+			// 0.73 has no --session-id ("Error: Unknown option: --session-id"). Emulate it:
 			// reuse <ts>_<id>.jsonl if present, else pre-write a header-only file with that id and open it
 			// with --session <path>. pi keeps the header's id, but on its first flush (first assistant
 			// message) it appends all entries again, header included: collect() drops that second header.

@@ -1,15 +1,20 @@
 // Offline end-to-end checks of the harness against real pi on both release lines.
 // Run: node --test e2e/   (needs scripts/pi/setup.sh; skips with a message otherwise)
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPi, startPiRpc, missingTools, readSession, messageText, PROBE_EXTENSION } from "./harness.mjs";
 
+// All run dirs (and pi's own temp files) go under one dir, removed at the end unless SCM_E2E_KEEP=1.
+const BASE = mkdtempSync(join(tmpdir(), "scm-e2e-"));
+process.env.TMPDIR = BASE;
+after(() => { if (process.env.SCM_E2E_KEEP !== "1") rmSync(BASE, { recursive: true, force: true }); });
+
 const text = (m) => messageText(m);
 const lastMessage = (capture) => capture.messages[capture.messages.length - 1];
-const failInfo = (r) => `exit=${r.exitCode} timedOut=${r.timedOut} stderr=${r.stderr.slice(-1500)} runDir=${r.runDir}`;
+const failInfo = (r) => `exit=${r.exitCode} timedOut=${r.timedOut} stderr=${r.stderr.slice(-1500)} runDir=${r.runDir} (SCM_E2E_KEEP=1 keeps it)`;
 
 for (const line of ["0.73", "1.5"]) {
 	const missing = missingTools(line);
@@ -145,7 +150,7 @@ for (const line of ["0.73", "1.5"]) {
 
 /** Options that give the run a fresh run dir whose cwd already contains one file. */
 function withFile(name, content) {
-	const runDir = mkdtempSync(join(tmpdir(), "scm-e2e-"));
+	const runDir = mkdtempSync(join(BASE, "run-"));
 	const cwd = join(runDir, "cwd");
 	mkdirSync(cwd, { recursive: true });
 	writeFileSync(join(cwd, name), content);
