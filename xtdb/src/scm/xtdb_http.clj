@@ -23,7 +23,8 @@
            [java.io Closeable]
            [java.net InetSocketAddress URLDecoder]
            [java.nio.charset StandardCharsets]
-           [java.time Duration Instant OffsetDateTime]
+           [java.time Duration Instant OffsetDateTime ZoneOffset]
+           [java.time.format DateTimeFormatter]
            [java.util Date]
            [java.util.concurrent Executors TimeoutException]))
 
@@ -33,13 +34,18 @@
   ;; (str :xt/id) is ":xt/id"; dropping the colon gives back the exact JSON key.
   (if (keyword? k) (subs (str k) 1) (str k)))
 
+(def ^:private ^DateTimeFormatter millis-utc
+  ;; Always three fraction digits (Instant/toString drops a zero fraction):
+  ;; XTDB tx times are milliseconds, and clients read them back as such.
+  (.withZone (DateTimeFormatter/ofPattern "uuuu-MM-dd'T'HH:mm:ss.SSS'Z'") ZoneOffset/UTC))
+
 (defn- ->json-data
   "EDN data as plain JSON-able values."
   [v]
   (cond
     (map? v) (into {} (map (fn [[k x]] [(key->json k) (->json-data x)])) v)
     (or (sequential? v) (set? v)) (mapv ->json-data v)
-    (instance? Date v) (str (.toInstant ^Date v))
+    (instance? Date v) (.format millis-utc (.toInstant ^Date v))
     (keyword? v) (key->json v)
     (or (nil? v) (string? v) (number? v) (boolean? v)) v
     :else (str v)))

@@ -1,11 +1,43 @@
 //! Indexing protocol (SSOT §5.5, implementation-plan §4): files → versioned
 //! file objects. Unchanged `file_hash` → one lookup, zero writes.
+//!
+//! Reading a source never writes anything until the bytes are in hand, so a
+//! bad input (missing, unreadable, special file, vanished mid-read) is a coded
+//! error with zero writes:
+//!
+//! | input                                   | result                                  |
+//! |-----------------------------------------|-----------------------------------------|
+//! | missing path (or a parent is a file)    | `FILE_NOT_FOUND`                        |
+//! | permission denied, symlink loop, other  | `FILE_UNREADABLE`                       |
+//! | directory, FIFO, socket, device         | `NOT_A_FILE` (a FIFO is never opened)   |
+//! | not reachable from this client          | `FILE_UNREADABLE`                       |
+//! | vanished between stat and read          | `FILE_NOT_FOUND`                        |
+//! | larger than `max_content_bytes`         | metadata-only, `content_omitted: too_large`, streamed `file_hash` |
+//! | NUL byte in the first 8 KiB             | metadata-only, `content_omitted: binary` |
+//! | not valid UTF-8                         | metadata-only, `content_omitted: non_utf8` |
 
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::Result;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
 use crate::fs::resolver::{ResolvedPath, Resolver};
-use crate::store::{Document, Store, TxReceipt};
+use crate::model::{file_document, ContentOmitted, FilePayload, FilesystemSource};
+use crate::store::{Document, Store, TxOp, TxReceipt};
+
+/// Descriptive (unhashed) link on the deletion version written for a rename:
+/// the object id at the new path.
+pub const RENAMED_TO: &str = "renamed_to";
+/// Descriptive (unhashed) link on the new object written for a rename: the
+/// object id at the old path.
+pub const RENAMED_FROM: &str = "renamed_from";
+
+/// How many leading bytes are checked for NUL to call a file binary.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// What indexing did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,26 +100,396 @@ impl Indexer {
     /// Read the file at `agent_path` and index it (created / updated / unchanged).
     /// Unreadable, vanished or special files → coded error, nothing written.
     pub async fn index_file(&self, agent_path: &str) -> Result<IndexResult> {
-        let _ = agent_path;
-        todo!("fs helper")
+        let resolved = self.resolver.resolve(agent_path)?;
+        self.index_resolved(&resolved).await
     }
 
     /// Same for an already resolved path.
     pub async fn index_resolved(&self, resolved: &ResolvedPath) -> Result<IndexResult> {
-        let _ = resolved;
-        todo!("fs helper")
+        self.index_with_link(resolved, None).await
+    }
+
+    /// Index the new path of a rename, linking it to the object at the old
+    /// path with `renamed_from` (only when a version is written).
+    pub async fn index_renamed(&self, to: &ResolvedPath, from_id: &str) -> Result<IndexResult> {
+        self.index_with_link(to, Some((RENAMED_FROM, from_id)))
+            .await
+    }
+
+    async fn index_with_link(
+        &self,
+        resolved: &ResolvedPath,
+        link: Option<(&str, &str)>,
+    ) -> Result<IndexResult> {
+        let host = reachable(resolved)?;
+        let max = self.options.max_content_bytes;
+        let payload = tokio::task::spawn_blocking(move || read_payload(&host, max))
+            .await
+            .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
+        let object_id = resolved.source.file_object_id();
+        let existing = self.store.get(&object_id).await?;
+        if let Some(doc) = existing.as_ref().filter(|d| same_source_state(d, &payload)) {
+            return Ok(IndexResult {
+                object_id,
+                action: IndexAction::Unchanged,
+                doc: doc.clone(),
+                receipt: None,
+            });
+        }
+        let mut doc = file_document(&resolved.source, payload);
+        if let Some((key, id)) = link {
+            doc.insert(key.into(), Value::String(id.into()));
+        }
+        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
+        Ok(IndexResult {
+            object_id,
+            action: if existing.is_some() {
+                IndexAction::Updated
+            } else {
+                IndexAction::Created
+            },
+            doc,
+            receipt: Some(receipt),
+        })
     }
 
     /// Discovery: a stub (null content and hashes) unless the object exists,
     /// which is never overwritten. Batched: one lookup and at most one write.
+    ///
+    /// Results come back in input order (a repeated path repeats its result).
+    /// The write guards every new stub with a must-not-exist `Match`, so a
+    /// concurrent indexer that creates one of them first aborts the batch;
+    /// it is then retried for the remaining ids (bounded).
     pub async fn discover_files(&self, agent_paths: &[String]) -> Result<Vec<IndexResult>> {
-        let _ = agent_paths;
-        todo!("fs helper")
+        let sources: Vec<FilesystemSource> = agent_paths
+            .iter()
+            .map(|p| Ok(self.resolver.resolve(p)?.source))
+            .collect::<Result<_>>()?;
+        let ids: Vec<String> = sources
+            .iter()
+            .map(FilesystemSource::file_object_id)
+            .collect();
+        let mut unique: Vec<String> = Vec::new();
+        for id in &ids {
+            if !unique.contains(id) {
+                unique.push(id.clone());
+            }
+        }
+        let mut known: std::collections::HashMap<String, IndexResult> =
+            std::collections::HashMap::new();
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            let pending: Vec<String> = unique
+                .iter()
+                .filter(|id| !known.contains_key(*id))
+                .cloned()
+                .collect();
+            if pending.is_empty() {
+                break;
+            }
+            for doc in self.store.get_many(&pending).await? {
+                let Some(id) = doc.get(crate::store::ID_KEY).and_then(Value::as_str) else {
+                    continue;
+                };
+                known.insert(
+                    id.to_string(),
+                    IndexResult {
+                        object_id: id.to_string(),
+                        action: IndexAction::Unchanged,
+                        doc: doc.clone(),
+                        receipt: None,
+                    },
+                );
+            }
+            let stubs: Vec<Document> = pending
+                .iter()
+                .filter(|id| !known.contains_key(*id))
+                .map(|id| {
+                    let i = ids.iter().position(|x| x == id).expect("id from ids");
+                    file_document(&sources[i], FilePayload::Stub)
+                })
+                .collect();
+            if stubs.is_empty() {
+                break;
+            }
+            let mut ops = Vec::with_capacity(stubs.len() * 2);
+            for stub in &stubs {
+                let id = stub_id(stub);
+                ops.push(TxOp::Match { id, expected: None });
+                ops.push(TxOp::Put(stub.clone()));
+            }
+            let receipt = self.store.submit(ops).await?;
+            if receipt.committed {
+                for stub in stubs {
+                    let id = stub_id(&stub);
+                    known.insert(
+                        id.clone(),
+                        IndexResult {
+                            object_id: id,
+                            action: IndexAction::Created,
+                            doc: stub,
+                            receipt: Some(receipt.clone()),
+                        },
+                    );
+                }
+                break;
+            }
+            if attempt == ATTEMPTS {
+                return Err(Error::CasConflict {
+                    id: stubs.first().map(stub_id).unwrap_or_default(),
+                });
+            }
+        }
+        Ok(ids
+            .iter()
+            .map(|id| known.get(id).cloned().expect("every id resolved"))
+            .collect())
     }
 
     /// Confirmed deletion: a new version with null content and hashes.
+    ///
+    /// History is kept. If the latest version already records the deletion,
+    /// nothing is written (`Unchanged`): watchers may report a removal twice.
+    /// A path never indexed before gets a deletion object (`Created`).
     pub async fn index_file_deletion(&self, resolved: &ResolvedPath) -> Result<IndexResult> {
-        let _ = resolved;
-        todo!("fs helper")
+        self.deletion_with_link(&resolved.source, None).await
+    }
+
+    /// Deletion at the old path of a rename, linked to the new object with
+    /// `renamed_to`.
+    pub async fn index_file_deletion_renamed(
+        &self,
+        from: &ResolvedPath,
+        to_id: &str,
+    ) -> Result<IndexResult> {
+        self.deletion_with_link(&from.source, Some(to_id)).await
+    }
+
+    async fn deletion_with_link(
+        &self,
+        source: &FilesystemSource,
+        renamed_to: Option<&str>,
+    ) -> Result<IndexResult> {
+        let object_id = source.file_object_id();
+        let existing = self.store.get(&object_id).await?;
+        if let Some(doc) = existing.as_ref() {
+            // A plain deletion after a rename-away adds nothing; a rename
+            // link not yet recorded does.
+            let already = doc.get("state").and_then(Value::as_str) == Some("deleted")
+                && (renamed_to.is_none()
+                    || doc.get(RENAMED_TO).and_then(Value::as_str) == renamed_to);
+            if already {
+                return Ok(IndexResult {
+                    object_id,
+                    action: IndexAction::Unchanged,
+                    doc: doc.clone(),
+                    receipt: None,
+                });
+            }
+        }
+        let mut doc = file_document(source, FilePayload::Deleted);
+        if let Some(to) = renamed_to {
+            doc.insert(RENAMED_TO.into(), Value::String(to.into()));
+        }
+        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
+        Ok(IndexResult {
+            object_id,
+            action: if existing.is_some() {
+                IndexAction::Updated
+            } else {
+                IndexAction::Created
+            },
+            doc,
+            receipt: Some(receipt),
+        })
+    }
+}
+
+fn stub_id(doc: &Document) -> String {
+    doc.get(crate::store::ID_KEY)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The host path, or `FILE_UNREADABLE` when this client cannot reach the source.
+fn reachable(resolved: &ResolvedPath) -> Result<PathBuf> {
+    resolved
+        .host_path
+        .clone()
+        .ok_or_else(|| Error::FileUnreadable {
+            path: PathBuf::from(&resolved.source.path),
+            reason: "not reachable from this client (no host path for its filesystem)".into(),
+        })
+}
+
+/// Whether the stored version already reflects these bytes: same `file_hash`
+/// (the protocol's test) and the same omission reason, so raising
+/// `max_content_bytes` lets a formerly too-large file get its content.
+fn same_source_state(doc: &Document, payload: &FilePayload) -> bool {
+    let (hash, omitted) = match payload {
+        FilePayload::Text { file_hash, .. } => (Some(file_hash.as_str()), None),
+        FilePayload::Omitted {
+            file_hash, reason, ..
+        } => (file_hash.as_deref(), Some(reason.as_str())),
+        FilePayload::Stub | FilePayload::Deleted => return false,
+    };
+    hash.is_some()
+        && doc.get("file_hash").and_then(Value::as_str) == hash
+        && doc.get("content_omitted").and_then(Value::as_str) == omitted
+}
+
+fn io_error(path: &Path, e: &io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Error::FileNotFound {
+            path: path.to_path_buf(),
+        },
+        io::ErrorKind::IsADirectory => Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: "directory".into(),
+        },
+        io::ErrorKind::PermissionDenied => Error::FileUnreadable {
+            path: path.to_path_buf(),
+            reason: "permission denied".into(),
+        },
+        _ => Error::FileUnreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        },
+    }
+}
+
+/// `NOT_A_FILE` for anything but a regular file (checked on `stat` and again
+/// on the opened handle).
+fn require_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "fifo"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else {
+        "other"
+    };
+    Err(Error::NotAFile {
+        path: path.to_path_buf(),
+        kind: kind.into(),
+    })
+}
+
+/// Stat, open and read `path` (blocking; run in `spawn_blocking`). Public:
+/// the session upgrades a discovery stub with it synchronously on `activate`.
+pub fn read_payload(path: &Path, max_content_bytes: u64) -> Result<FilePayload> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+    require_regular(path, &meta)?;
+    // O_NONBLOCK: if the path was swapped for a FIFO after the stat, open
+    // returns at once instead of waiting for a writer; the fstat below then
+    // rejects it. It has no effect on reads from regular files.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| io_error(path, &e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, &e))?;
+    require_regular(path, &meta)?;
+
+    // Read up to the limit + 1 byte: the stat size may be stale.
+    let mut bytes = Vec::with_capacity(meta.len().min(max_content_bytes) as usize);
+    (&mut file)
+        .take(max_content_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, &e))?;
+    if bytes.len() as u64 > max_content_bytes {
+        let (file_hash, size_bytes) = stream_hash(path, &mut file, &bytes)?;
+        return Ok(FilePayload::Omitted {
+            reason: ContentOmitted::TooLarge,
+            file_hash: Some(file_hash),
+            size_bytes,
+        });
+    }
+    Ok(classify(bytes))
+}
+
+/// Finish hashing a large file without holding it in memory.
+fn stream_hash(path: &Path, file: &mut File, head: &[u8]) -> Result<(String, u64)> {
+    let mut hasher = Sha256::new();
+    hasher.update(head);
+    let mut size = head.len() as u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error(path, &e)),
+        };
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((hex::encode(hasher.finalize()), size))
+}
+
+/// Text, or metadata-only with the reason (binary before non-UTF-8).
+fn classify(bytes: Vec<u8>) -> FilePayload {
+    let file_hash = crate::model::hashing::file_hash(&bytes);
+    let size_bytes = bytes.len() as u64;
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return FilePayload::Omitted {
+            reason: ContentOmitted::Binary,
+            file_hash: Some(file_hash),
+            size_bytes,
+        };
+    }
+    match String::from_utf8(bytes) {
+        Ok(content) => FilePayload::Text {
+            content,
+            file_hash,
+            size_bytes,
+        },
+        Err(_) => FilePayload::Omitted {
+            reason: ContentOmitted::NonUtf8,
+            file_hash: Some(file_hash),
+            size_bytes,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_bytes() {
+        assert!(matches!(
+            classify(b"hi\n".to_vec()),
+            FilePayload::Text { .. }
+        ));
+        assert!(matches!(
+            classify(b"a\0b".to_vec()),
+            FilePayload::Omitted {
+                reason: ContentOmitted::Binary,
+                ..
+            }
+        ));
+        assert!(matches!(
+            classify(vec![0xff, 0xfe, b'a']),
+            FilePayload::Omitted {
+                reason: ContentOmitted::NonUtf8,
+                ..
+            }
+        ));
+        // A NUL after the sniff window is text (valid UTF-8 keeps it).
+        let mut late = vec![b'a'; BINARY_SNIFF_BYTES];
+        late.push(0);
+        assert!(matches!(classify(late), FilePayload::Text { .. }));
     }
 }

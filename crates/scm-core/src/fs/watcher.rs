@@ -2,10 +2,51 @@
 //! non-recursive watch per parent directory of tracked files, debounced;
 //! change → index, delete → deletion version, rename → deletion + new object.
 //! Watchers never touch session sets: they report what they wrote.
+//!
+//! # Design
+//!
+//! - **Parent-directory watches.** Watching a file directly stops working
+//!   after the first atomic save (the watched inode is replaced). So each
+//!   parent directory of a tracked file gets one non-recursive watch,
+//!   reference-counted by the tracked files in it, and events are filtered to
+//!   tracked paths.
+//! - **Event kinds are hints, the filesystem is the truth.** After the
+//!   debounce window every tracked path an event mentions is re-stat'ed and
+//!   re-indexed through the [`Indexer`]: present → index (a new version only
+//!   if `file_hash` changed, so touches and identical rewrites are silent);
+//!   gone → deletion version. An atomic save (write a temp file, rename it
+//!   over the tracked one) therefore reads as a change, never a deletion.
+//! - **Renames.** The debouncer pairs inotify's `MOVED_FROM`/`MOVED_TO`. If a
+//!   tracked file's old path is gone and the new path is a file, the old
+//!   object gets a deletion version with `renamed_to` (new object id) and the
+//!   new path is indexed with `renamed_from` (old object id); both fields are
+//!   descriptive, outside the hashes. The new path becomes tracked; the old
+//!   one stays tracked so a file reappearing there is noticed.
+//! - **Threads.** notify's inotify thread feeds the debouncer thread, which
+//!   only forwards batches into a channel. One task on the given tokio
+//!   runtime drains it and does all indexing, in order.
+//! - **Closing.** [`Watcher::close`] marks the watcher closed, waits for a
+//!   callback in flight, stops the debouncer (joining its thread) and aborts
+//!   the task. Callbacks run under a read lock and check the closed flag, so
+//!   none runs after `close` returns. Dropping the watcher closes it.
+//! - **Errors** (notify errors, unreadable files, store failures) are reported
+//!   as [`WatchEvent::Error`]; a panicking callback is caught and logged.
 
-use std::sync::Arc;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
 
-use crate::fs::indexer::Indexer;
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{EventKind, RecursiveMode};
+use notify_debouncer_full::{
+    new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache,
+};
+
+use crate::error::Error;
+use crate::fs::indexer::{IndexAction, Indexer};
 use crate::fs::resolver::ResolvedPath;
 use crate::store::Document;
 
@@ -29,8 +70,44 @@ pub enum WatchEvent {
 /// Receives tracker events (called from the watcher's thread; must not block).
 pub type WatchCallback = Arc<dyn Fn(WatchEvent) + Send + Sync>;
 
+/// How long events settle before they are processed: long enough to pair a
+/// rename and coalesce an editor's write bursts, short enough to feel live.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
+
+type NotifyDebouncer = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
+
+thread_local! {
+    /// Set while this thread runs the user callback, so `close()` called from
+    /// inside it does not wait for itself.
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
 pub struct Watcher {
-    _private: (),
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    indexer: Arc<Indexer>,
+    callback: WatchCallback,
+    closed: AtomicBool,
+    /// Held (read) while a callback runs; `close` takes it (write) to wait.
+    gate: RwLock<()>,
+    debouncer: Mutex<Option<NotifyDebouncer>>,
+    tracking: Mutex<Tracking>,
+    worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Tracking {
+    /// Host path → what it resolved to.
+    files: HashMap<PathBuf, ResolvedPath>,
+    /// Watched directory → number of tracked files in it.
+    dirs: HashMap<PathBuf, usize>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not turn every later call into a panic.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Watcher {
@@ -40,18 +117,314 @@ impl Watcher {
         runtime: tokio::runtime::Handle,
         callback: WatchCallback,
     ) -> crate::Result<Self> {
-        let _ = (indexer, runtime, callback);
-        todo!("fs helper")
+        Self::with_debounce(indexer, runtime, callback, DEFAULT_DEBOUNCE)
+    }
+
+    /// Same, with an explicit debounce window.
+    pub fn with_debounce(
+        indexer: Arc<Indexer>,
+        runtime: tokio::runtime::Handle,
+        callback: WatchCallback,
+        debounce: Duration,
+    ) -> crate::Result<Self> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<DebounceEventResult>();
+        // Runs on the debouncer thread: forward only, never block.
+        let debouncer = new_debouncer(debounce, None, move |batch: DebounceEventResult| {
+            let _ = tx.send(batch);
+        })
+        .map_err(|e| Error::Watcher(format!("cannot start file watcher: {e}")))?;
+        let inner = Arc::new(Inner {
+            indexer,
+            callback,
+            closed: AtomicBool::new(false),
+            gate: RwLock::new(()),
+            debouncer: Mutex::new(Some(debouncer)),
+            tracking: Mutex::new(Tracking::default()),
+            worker: Mutex::new(None),
+        });
+        let worker = runtime.spawn(Arc::clone(&inner).run(rx));
+        *lock(&inner.worker) = Some(worker);
+        Ok(Self { inner })
     }
 
     /// Track a file (no-op if not watchable or already tracked).
+    /// Fails with `WATCHER_ERROR` once closed, or if its directory cannot be
+    /// watched (missing, inotify limit reached).
     pub fn track(&self, resolved: &ResolvedPath) -> crate::Result<()> {
-        let _ = resolved;
-        todo!("fs helper")
+        self.inner.track(resolved)
+    }
+
+    /// Stop tracking a file; its directory watch goes with the last file in it.
+    pub fn untrack(&self, resolved: &ResolvedPath) {
+        if let Some(host) = &resolved.host_path {
+            self.inner.untrack(host);
+        }
+    }
+
+    /// Host paths currently tracked (sorted).
+    pub fn tracked_paths(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = lock(&self.inner.tracking).files.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Number of directory watches held.
+    pub fn watched_dir_count(&self) -> usize {
+        lock(&self.inner.tracking).dirs.len()
     }
 
     /// Stop everything; idempotent. After it returns no callback runs.
     pub fn close(&self) {
-        todo!("fs helper")
+        self.inner.close();
     }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.inner.close();
+    }
+}
+
+impl Inner {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        if !IN_CALLBACK.with(Cell::get) {
+            // Wait for a callback in flight; later ones see `closed`.
+            drop(
+                self.gate
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+        }
+        // Joins the debouncer thread (at most one tick); its handler only
+        // sends on an unbounded channel, so it cannot be stuck on us.
+        let debouncer = lock(&self.debouncer).take();
+        if let Some(d) = debouncer {
+            d.stop();
+        }
+        if let Some(w) = lock(&self.worker).take() {
+            w.abort();
+        }
+    }
+
+    fn emit(&self, event: WatchEvent) {
+        let _gate = self
+            .gate
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.is_closed() {
+            return;
+        }
+        IN_CALLBACK.with(|c| c.set(true));
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.callback)(event)));
+        IN_CALLBACK.with(|c| c.set(false));
+        if result.is_err() {
+            tracing::error!("file watcher callback panicked; event dropped");
+        }
+    }
+
+    fn error(&self, message: String) {
+        tracing::warn!("{message}");
+        self.emit(WatchEvent::Error { message });
+    }
+
+    fn track(&self, resolved: &ResolvedPath) -> crate::Result<()> {
+        if self.is_closed() {
+            return Err(Error::Watcher("watcher is closed".into()));
+        }
+        let (true, Some(host)) = (resolved.watchable, resolved.host_path.as_ref()) else {
+            return Ok(());
+        };
+        let Some(dir) = host.parent() else {
+            return Ok(()); // "/" itself: nothing to watch
+        };
+        let mut tracking = lock(&self.tracking);
+        if tracking.files.contains_key(host) {
+            return Ok(());
+        }
+        if !tracking.dirs.contains_key(dir) {
+            let mut debouncer = lock(&self.debouncer);
+            let Some(d) = debouncer.as_mut() else {
+                return Err(Error::Watcher("watcher is closed".into()));
+            };
+            d.watch(dir, RecursiveMode::NonRecursive)
+                .map_err(|e| Error::Watcher(format!("cannot watch {}: {e}", dir.display())))?;
+        }
+        *tracking.dirs.entry(dir.to_path_buf()).or_default() += 1;
+        tracking.files.insert(host.clone(), resolved.clone());
+        Ok(())
+    }
+
+    fn untrack(&self, host: &Path) {
+        let mut tracking = lock(&self.tracking);
+        if tracking.files.remove(host).is_none() {
+            return;
+        }
+        let Some(dir) = host.parent() else { return };
+        let Some(count) = tracking.dirs.get_mut(dir) else {
+            return;
+        };
+        *count -= 1;
+        if *count == 0 {
+            tracking.dirs.remove(dir);
+            if let Some(d) = lock(&self.debouncer).as_mut() {
+                // The directory may already be gone (and its watch with it).
+                let _ = d.unwatch(dir);
+            }
+        }
+    }
+
+    fn tracked(&self, host: &Path) -> Option<ResolvedPath> {
+        lock(&self.tracking).files.get(host).cloned()
+    }
+
+    async fn run(
+        self: Arc<Self>,
+        mut rx: tokio::sync::mpsc::UnboundedReceiver<DebounceEventResult>,
+    ) {
+        while let Some(batch) = rx.recv().await {
+            if self.is_closed() {
+                break;
+            }
+            match batch {
+                Ok(events) => self.process(events).await,
+                Err(errors) => {
+                    for e in errors {
+                        self.error(format!("file watcher: {e}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One debounced batch: pair renames, then re-check every tracked path
+    /// the batch mentions, in order, once.
+    async fn process(&self, events: Vec<DebouncedEvent>) {
+        let mut renames: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut mentioned: Vec<PathBuf> = Vec::new();
+        let mut rescan = false;
+        for ev in events {
+            if ev.need_rescan() {
+                rescan = true; // the kernel queue overflowed: events were lost
+                continue;
+            }
+            match ev.kind {
+                // Opening or reading (our own indexer does) changes nothing.
+                EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+                EventKind::Access(_) | EventKind::Other => continue,
+                EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if ev.paths.len() == 2 => {
+                    renames.push((ev.paths[0].clone(), ev.paths[1].clone()));
+                    continue;
+                }
+                _ => {}
+            }
+            mentioned.extend(ev.paths.iter().cloned());
+        }
+        if rescan {
+            mentioned.extend(lock(&self.tracking).files.keys().cloned());
+        }
+
+        let mut check: Vec<PathBuf> = Vec::new();
+        let push = |check: &mut Vec<PathBuf>, p: &Path| {
+            if !check.iter().any(|c| c == p) {
+                check.push(p.to_path_buf());
+            }
+        };
+        let mut handled: Vec<PathBuf> = Vec::new();
+        for (from, to) in renames {
+            if self.is_closed() {
+                return;
+            }
+            match self.tracked(&from) {
+                Some(from_res) if !exists(&from).await && is_file(&to).await => {
+                    self.rename(&from_res, &to).await;
+                    handled.push(from);
+                    handled.push(to);
+                }
+                Some(_) => {
+                    // The old path is back already (a backup-and-rewrite
+                    // save): an ordinary change there.
+                    push(&mut check, &from);
+                    push(&mut check, &to);
+                }
+                None => push(&mut check, &to),
+            }
+        }
+        for p in mentioned {
+            push(&mut check, &p);
+        }
+        for p in check {
+            if self.is_closed() {
+                return;
+            }
+            if handled.contains(&p) {
+                continue;
+            }
+            if let Some(res) = self.tracked(&p) {
+                self.recheck(&res).await;
+            }
+        }
+    }
+
+    /// Re-stat and re-index one tracked path.
+    async fn recheck(&self, res: &ResolvedPath) {
+        match self.indexer.index_resolved(res).await {
+            Ok(r) if r.action == IndexAction::Unchanged => {}
+            Ok(r) => self.emit(WatchEvent::Updated {
+                object_id: r.object_id,
+                doc: r.doc,
+            }),
+            Err(Error::FileNotFound { .. }) => match self.indexer.index_file_deletion(res).await {
+                Ok(r) if r.action == IndexAction::Unchanged => {}
+                Ok(r) => self.emit(WatchEvent::Deleted {
+                    object_id: r.object_id,
+                    doc: r.doc,
+                }),
+                Err(e) => self.error(format!("recording deletion of {}: {e}", res.source.path)),
+            },
+            Err(e) => self.error(format!("indexing {}: {e}", res.source.path)),
+        }
+    }
+
+    /// A tracked file moved to `to`: deletion at the old path, new object at
+    /// the new one, linked both ways; then track the new path.
+    async fn rename(&self, from: &ResolvedPath, to: &Path) {
+        let Some(to_res) = self.indexer.resolver.resolve_host_path(to) else {
+            // Moved somewhere this client cannot name: just a deletion.
+            self.recheck(from).await;
+            return;
+        };
+        let from_id = from.source.file_object_id();
+        let to_id = to_res.source.file_object_id();
+        if let Err(e) = self.indexer.index_file_deletion_renamed(from, &to_id).await {
+            self.error(format!("recording rename of {}: {e}", from.source.path));
+            return;
+        }
+        match self.indexer.index_renamed(&to_res, &from_id).await {
+            Ok(r) => {
+                if let Err(e) = self.track(&to_res) {
+                    self.error(format!("tracking {}: {e}", to_res.source.path));
+                }
+                self.emit(WatchEvent::Renamed {
+                    from_id,
+                    to_id,
+                    to_doc: r.doc,
+                });
+            }
+            Err(e) => self.error(format!("indexing renamed {}: {e}", to_res.source.path)),
+        }
+    }
+}
+
+async fn exists(p: &Path) -> bool {
+    tokio::fs::symlink_metadata(p).await.is_ok()
+}
+
+async fn is_file(p: &Path) -> bool {
+    tokio::fs::metadata(p).await.is_ok_and(|m| m.is_file())
 }

@@ -1,1 +1,649 @@
+//! XTDB v1 backend: the [`Store`] trait over XTDB's HTTP/JSON API
+//! (`/_xtdb/*`), read-your-writes by awaiting every submitted tx id.
+//!
+//! | trait            | HTTP                                                          |
+//! |------------------|---------------------------------------------------------------|
+//! | `submit`         | `POST submit-tx` → `GET await-tx?txId` → `GET tx-committed?txId` |
+//! | `get`            | `GET entity?eid` (404 → `None`)                               |
+//! | `get_many`       | one `POST query` (EDN body, `:in [[e ...]]`, pull `[*]`)      |
+//! | `get_as_of`      | `GET entity?eid&txId` / `&txTime`                             |
+//! | `history`        | `GET entity?eid&history=true&sortOrder=asc&withDocs=true&withCorrections=true` |
+//! | `latest_tx_id`   | `GET latest-completed-tx` (404 / null → `None`)               |
+//!
+//! Versions are addressed by tx id only: XTDB's own JSON server truncates
+//! timestamps to whole seconds.
+//!
+//! Every call has a deadline (`request_timeout`; `await_timeout` for the
+//! await step) that covers its retries. Transient failures (connection
+//! refused/reset, 5xx) are retried with exponential backoff up to `retries`
+//! times on idempotent calls; `submit-tx` itself is retried only when the
+//! connection was never established, so a tx is never logged twice.
 
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{Method, StatusCode, Url};
+use serde_json::{json, Value};
+
+use super::embedded::{format_rfc3339_millis, parse_rfc3339_millis};
+use super::{AsOf, Document, Store, TxOp, TxReceipt, Version, ID_KEY};
+use crate::error::{Error, Result};
+
+/// How to reach an XTDB node and how long to wait for it.
+#[derive(Debug, Clone)]
+pub struct XtdbOptions {
+    /// Base URL of the node, e.g. `http://127.0.0.1:3000` (http only).
+    pub base_url: String,
+    /// Deadline for one store call (every HTTP request plus its retries).
+    pub request_timeout: Duration,
+    /// Deadline for a submitted tx to become visible (`await-tx`).
+    pub await_timeout: Duration,
+    /// Extra attempts after a transient failure (0 = never retry).
+    pub retries: u32,
+}
+
+impl XtdbOptions {
+    /// Defaults: 10 s per call, 30 s to await a tx, 3 retries.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            request_timeout: Duration::from_secs(10),
+            await_timeout: Duration::from_secs(30),
+            retries: 3,
+        }
+    }
+}
+
+/// The XTDB v1 store: one HTTP client (connection pool) per node.
+#[derive(Debug)]
+pub struct XtdbStore {
+    opts: XtdbOptions,
+    base: Url,
+    http: reqwest::Client,
+    submitted: AtomicU64,
+}
+
+/// First retry pause; doubles per retry up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How one HTTP attempt failed, which decides whether to retry.
+#[derive(Debug)]
+enum Fail {
+    /// The connection was never established: the request surely did not
+    /// reach the server, so even a non-idempotent call may be retried.
+    Connect(String),
+    /// Reached the server but failed in a way worth retrying (reset,
+    /// closed early, 5xx) — only for idempotent calls.
+    Transient(String),
+    /// The attempt ran out of the call's deadline.
+    Timeout,
+    /// Anything retrying cannot fix (garbage, unexpected status).
+    Fatal(Error),
+}
+
+/// An HTTP response whose body has been read.
+struct Reply {
+    status: StatusCode,
+    body: Vec<u8>,
+}
+
+impl XtdbStore {
+    /// A store talking to `opts.base_url`. Does no I/O: an unreachable node
+    /// shows up as `STORE_UNAVAILABLE` on the first call.
+    pub fn new(opts: XtdbOptions) -> Result<Self> {
+        let trimmed = opts.base_url.trim_end_matches('/');
+        let base = Url::parse(&format!("{trimmed}/")).map_err(|e| {
+            Error::InvalidArgument(format!("XTDB base URL {:?}: {e}", opts.base_url))
+        })?;
+        if base.scheme() != "http" {
+            return Err(Error::InvalidArgument(format!(
+                "XTDB base URL {:?}: only http:// is supported",
+                opts.base_url
+            )));
+        }
+        if opts.request_timeout.is_zero() || opts.await_timeout.is_zero() {
+            return Err(Error::InvalidArgument(
+                "XTDB timeouts must be greater than zero".to_owned(),
+            ));
+        }
+        let mut headers = HeaderMap::new();
+        // XTDB answers EDN unless asked for JSON.
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .connect_timeout(opts.request_timeout)
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot build HTTP client: {e}")))?;
+        Ok(Self {
+            opts,
+            base,
+            http,
+            submitted: AtomicU64::new(0),
+        })
+    }
+
+    /// The options this store was created with.
+    pub fn options(&self) -> &XtdbOptions {
+        &self.opts
+    }
+
+    fn url(&self, endpoint: &str, params: &[(&str, &str)]) -> Url {
+        let mut url = self
+            .base
+            .join(&format!("_xtdb/{endpoint}"))
+            .expect("a fixed relative path joins onto a valid base URL");
+        if !params.is_empty() {
+            url.query_pairs_mut().extend_pairs(params);
+        }
+        url
+    }
+
+    /// One HTTP exchange bounded by `timeout`, body read in full.
+    async fn send(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<(&'static str, Vec<u8>)>,
+        timeout: Duration,
+    ) -> std::result::Result<Reply, Fail> {
+        let mut req = self.http.request(method, url).timeout(timeout);
+        if let Some((content_type, bytes)) = body {
+            req = req.header(CONTENT_TYPE, content_type).body(bytes);
+        }
+        let resp = req.send().await.map_err(classify)?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(classify)?.to_vec();
+        Ok(Reply { status, body })
+    }
+
+    /// Run `attempt` until it succeeds, fails for good, or the deadline
+    /// `budget` passes. Each attempt gets the time that is left.
+    async fn call<T, F, Fut>(
+        &self,
+        what: &str,
+        budget: Duration,
+        idempotent: bool,
+        mut attempt: F,
+    ) -> Result<T>
+    where
+        F: FnMut(Duration) -> Fut,
+        Fut: Future<Output = std::result::Result<T, Fail>>,
+    {
+        let deadline = Instant::now() + budget;
+        let timeout = || Error::StoreTimeout {
+            what: what.to_owned(),
+            timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+        };
+        let mut backoff = FIRST_BACKOFF;
+        let mut retried = 0;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timeout());
+            }
+            let reason = match attempt(left).await {
+                Ok(v) => return Ok(v),
+                Err(Fail::Fatal(e)) => return Err(e),
+                Err(Fail::Timeout) => return Err(timeout()),
+                Err(Fail::Connect(reason)) => reason,
+                Err(Fail::Transient(reason)) if idempotent => reason,
+                Err(Fail::Transient(reason)) => {
+                    return Err(Error::StoreUnavailable(format!("{what}: {reason}")));
+                }
+            };
+            let unavailable = || {
+                Error::StoreUnavailable(format!(
+                    "{what}: {reason} (after {} attempt{})",
+                    retried + 1,
+                    if retried == 0 { "" } else { "s" }
+                ))
+            };
+            // A pause that would outlive the deadline cannot help: report the
+            // real cause now rather than a timeout later.
+            if retried >= self.opts.retries || Instant::now() + backoff >= deadline {
+                return Err(unavailable());
+            }
+            tracing::debug!(what, reason, ?backoff, "xtdb: transient failure, retrying");
+            // Backoff between retries, not a wait for consistency.
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            retried += 1;
+        }
+    }
+
+    /// GET returning JSON, with `404 → None`.
+    async fn get_json(
+        &self,
+        what: &str,
+        endpoint: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Option<Value>> {
+        let url = self.url(endpoint, params);
+        self.call(what, self.opts.request_timeout, true, |left| {
+            let url = url.clone();
+            async move {
+                let reply = self.send(Method::GET, url, None, left).await?;
+                match reply.status {
+                    StatusCode::OK => parse_json(what, &reply.body).map(Some),
+                    StatusCode::NOT_FOUND => Ok(None),
+                    _ => Err(unexpected(what, &reply)),
+                }
+            }
+        })
+        .await
+    }
+
+    async fn entity(&self, id: &str, extra: &[(&str, &str)]) -> Result<Option<Document>> {
+        let what = format!("entity {id:?}");
+        let mut params = vec![("eid", id)];
+        params.extend_from_slice(extra);
+        match self.get_json(&what, "entity", &params).await? {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => into_document(&what, v).map(Some).map_err(fatal),
+        }
+    }
+
+    async fn submit_tx(&self, tx_ops: Vec<Value>) -> Result<(i64, String)> {
+        let body = serde_json::to_vec(&json!({ "tx-ops": tx_ops }))?;
+        let url = self.url("submit-tx", &[]);
+        let what = "submit-tx";
+        // Not idempotent: only a connect failure is retried (see `call`).
+        self.call(what, self.opts.request_timeout, false, |left| {
+            let (url, body) = (url.clone(), body.clone());
+            async move {
+                let reply = self
+                    .send(Method::POST, url, Some(("application/json", body)), left)
+                    .await?;
+                if reply.status != StatusCode::ACCEPTED && reply.status != StatusCode::OK {
+                    return Err(unexpected(what, &reply));
+                }
+                let v = parse_json(what, &reply.body)?;
+                let tx_id = v.get("txId").and_then(Value::as_i64);
+                let tx_time = v.get("txTime").and_then(Value::as_str);
+                match (tx_id, tx_time) {
+                    (Some(id), Some(time)) => Ok((id, time.to_owned())),
+                    _ => Err(protocol(format!("{what}: no txId/txTime in {v}"))),
+                }
+            }
+        })
+        .await
+    }
+
+    /// Block until `tx_id` is indexed (XTDB's own await, no polling of ours).
+    async fn await_tx(&self, tx_id: i64) -> Result<()> {
+        let what = format!("await-tx {tx_id}");
+        let what = what.as_str();
+        let tx = tx_id.to_string();
+        self.call(what, self.opts.await_timeout, true, |left| {
+            // The server waits `left`; the HTTP request gets slack to answer.
+            let ms = left.as_millis().max(1).to_string();
+            let url = self.url("await-tx", &[("txId", &tx), ("timeout", &ms)]);
+            let http_timeout = left + self.opts.request_timeout;
+            async move {
+                let reply = self.send(Method::GET, url, None, http_timeout).await?;
+                if reply.status == StatusCode::GATEWAY_TIMEOUT
+                    || (reply.status == StatusCode::INTERNAL_SERVER_ERROR
+                        && String::from_utf8_lossy(&reply.body).contains("TimeoutException"))
+                {
+                    return Err(Fail::Timeout);
+                }
+                if reply.status != StatusCode::OK {
+                    return Err(unexpected(what, &reply));
+                }
+                let v = parse_json(what, &reply.body)?;
+                match v.get("txId").and_then(Value::as_i64) {
+                    Some(done) if done >= tx_id => Ok(()),
+                    _ => Err(protocol(format!("{what}: answered {v}"))),
+                }
+            }
+        })
+        .await
+    }
+
+    async fn tx_committed(&self, tx_id: i64) -> Result<bool> {
+        let what = format!("tx-committed {tx_id}");
+        let v = self
+            .get_json(&what, "tx-committed", &[("txId", &tx_id.to_string())])
+            .await?;
+        v.as_ref()
+            .and_then(|v| v.get("txCommitted?"))
+            .and_then(Value::as_bool)
+            .ok_or_else(|| Error::StoreProtocol(format!("{what}: answered {v:?}")))
+    }
+}
+
+#[async_trait]
+impl Store for XtdbStore {
+    fn kind(&self) -> &'static str {
+        "xtdb"
+    }
+
+    async fn submit(&self, ops: Vec<TxOp>) -> Result<TxReceipt> {
+        let tx_ops = ops
+            .into_iter()
+            .map(|op| match op {
+                TxOp::Put(doc) => {
+                    check_id(&doc)?;
+                    Ok(json!(["put", doc]))
+                }
+                TxOp::Match { id, expected } => Ok(json!(["match", id, expected])),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (tx_id, tx_time) = self.submit_tx(tx_ops).await?;
+        self.submitted.fetch_add(1, Ordering::Relaxed);
+        self.await_tx(tx_id).await?;
+        let committed = self.tx_committed(tx_id).await?;
+        Ok(TxReceipt {
+            tx_id,
+            tx_time,
+            committed,
+        })
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<Document>> {
+        self.entity(id, &[]).await
+    }
+
+    async fn get_many(&self, ids: &[String]) -> Result<Vec<Document>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let what = format!("query for {} ids", ids.len());
+        let what = what.as_str();
+        let body = get_many_edn(ids).into_bytes();
+        let url = self.url("query", &[]);
+        let rows = self
+            .call(what, self.opts.request_timeout, true, |left| {
+                let (url, body) = (url.clone(), body.clone());
+                async move {
+                    let reply = self
+                        .send(Method::POST, url, Some(("application/edn", body)), left)
+                        .await?;
+                    if reply.status != StatusCode::OK {
+                        return Err(unexpected(what, &reply));
+                    }
+                    parse_json(what, &reply.body)
+                }
+            })
+            .await?;
+        let Value::Array(rows) = rows else {
+            return Err(Error::StoreProtocol(format!("{what}: not an array")));
+        };
+        let mut found = std::collections::HashMap::with_capacity(rows.len());
+        for row in rows {
+            // Each row is `[doc]`.
+            let doc = match row {
+                Value::Array(mut cols) if cols.len() == 1 => cols.pop().unwrap_or(Value::Null),
+                other => return Err(Error::StoreProtocol(format!("{what}: bad row {other}"))),
+            };
+            let doc = into_document(what, doc).map_err(fatal)?;
+            if let Some(Value::String(id)) = doc.get(ID_KEY) {
+                found.insert(id.clone(), doc);
+            }
+        }
+        // Request order, each id once.
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    async fn get_as_of(&self, id: &str, as_of: AsOf<'_>) -> Result<Option<Document>> {
+        match as_of {
+            AsOf::TxId(tx_id) => self.entity(id, &[("txId", &tx_id.to_string())]).await,
+            AsOf::TxTime(time) => {
+                // Normalised to millisecond UTC: XTDB tx times are milliseconds,
+                // and the server need not accept every RFC 3339 spelling.
+                let time = format_rfc3339_millis(parse_rfc3339_millis(time)?);
+                self.entity(id, &[("txTime", &time)]).await
+            }
+        }
+    }
+
+    async fn history(&self, id: &str) -> Result<Vec<Version>> {
+        let what = format!("history {id:?}");
+        // withCorrections: two txs in the same millisecond share a valid time,
+        // and without it XTDB would show only the later one.
+        let params = [
+            ("eid", id),
+            ("history", "true"),
+            ("sortOrder", "asc"),
+            ("withDocs", "true"),
+            ("withCorrections", "true"),
+        ];
+        let entries = match self.get_json(&what, "entity", &params).await? {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(entries)) => entries,
+            Some(other) => {
+                return Err(Error::StoreProtocol(format!(
+                    "{what}: not an array: {other}"
+                )))
+            }
+        };
+        let mut versions = entries
+            .into_iter()
+            .map(|e| {
+                let tx_id = e.get("txId").and_then(Value::as_i64);
+                let tx_time = e.get("txTime").and_then(Value::as_str).map(str::to_owned);
+                let (Some(tx_id), Some(tx_time)) = (tx_id, tx_time) else {
+                    return Err(Error::StoreProtocol(format!("{what}: bad entry {e}")));
+                };
+                let doc = match e.get("doc") {
+                    None | Some(Value::Null) => None,
+                    Some(d) => Some(into_document(&what, d.clone()).map_err(fatal)?),
+                };
+                Ok(Version {
+                    tx_id,
+                    tx_time,
+                    doc,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Oldest first is the contract: sort by tx, not by valid time.
+        versions.sort_by_key(|v| v.tx_id);
+        Ok(versions)
+    }
+
+    async fn latest_tx_id(&self) -> Result<Option<i64>> {
+        let what = "latest-completed-tx";
+        match self.get_json(what, "latest-completed-tx", &[]).await? {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(m)) if m.is_empty() => Ok(None),
+            Some(v) => v
+                .get("txId")
+                .and_then(Value::as_i64)
+                .map(Some)
+                .ok_or_else(|| Error::StoreProtocol(format!("{what}: answered {v}"))),
+        }
+    }
+
+    fn submitted_tx_count(&self) -> u64 {
+        self.submitted.load(Ordering::Relaxed)
+    }
+}
+
+// ------------------------------------------------------------ helpers
+
+/// XTDB accepts any id type; this project's ids are strings.
+fn check_id(doc: &Document) -> Result<()> {
+    match doc.get(ID_KEY) {
+        Some(Value::String(_)) => Ok(()),
+        Some(other) => Err(Error::InvalidArgument(format!(
+            "document \"{ID_KEY}\" must be a string, got {other}"
+        ))),
+        None => Err(Error::InvalidArgument(format!(
+            "document has no \"{ID_KEY}\" key"
+        ))),
+    }
+}
+
+/// Map a transport error to a retry decision.
+fn classify(e: reqwest::Error) -> Fail {
+    if e.is_timeout() {
+        return Fail::Timeout;
+    }
+    if e.is_connect() {
+        return Fail::Connect(chain(&e));
+    }
+    // hyper's parse errors mean the peer spoke something that is not HTTP.
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            if h.is_parse() {
+                return Fail::Fatal(Error::StoreProtocol(format!(
+                    "not an HTTP answer: {}",
+                    chain(&e)
+                )));
+            }
+        }
+        source = s.source();
+    }
+    // Reset, closed before answering, body cut short: the node may be
+    // restarting; worth another try.
+    Fail::Transient(chain(&e))
+}
+
+/// An error and its causes on one line (reqwest's Display hides the cause).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut s: String = text.chars().take(300).collect();
+    if text.chars().count() > 300 {
+        s.push('…');
+    }
+    s
+}
+
+/// A status we did not expect: 5xx may pass, anything else will not.
+fn unexpected(what: &str, reply: &Reply) -> Fail {
+    let msg = format!("{what}: HTTP {}: {}", reply.status, excerpt(&reply.body));
+    if reply.status.is_server_error() {
+        Fail::Transient(msg)
+    } else {
+        Fail::Fatal(Error::StoreProtocol(msg))
+    }
+}
+
+fn protocol(msg: String) -> Fail {
+    Fail::Fatal(Error::StoreProtocol(msg))
+}
+
+fn fatal(f: Fail) -> Error {
+    match f {
+        Fail::Fatal(e) => e,
+        Fail::Connect(m) | Fail::Transient(m) => Error::StoreUnavailable(m),
+        Fail::Timeout => Error::StoreProtocol("unexpected timeout".to_owned()),
+    }
+}
+
+fn parse_json(what: &str, body: &[u8]) -> std::result::Result<Value, Fail> {
+    serde_json::from_slice(body)
+        .map_err(|e| protocol(format!("{what}: not JSON ({e}): {}", excerpt(body))))
+}
+
+fn into_document(what: &str, v: Value) -> std::result::Result<Document, Fail> {
+    match v {
+        Value::Object(map) => Ok(map),
+        other => Err(protocol(format!("{what}: not a document: {other}"))),
+    }
+}
+
+/// The one-request batch lookup, as EDN (XTDB's query endpoint takes no
+/// JSON). The `where` clause drops ids that have no document.
+fn get_many_edn(ids: &[String]) -> String {
+    let mut edn = String::from(
+        "{:query {:find [(pull e [*])] :in [[e ...]] :where [[e :xt/id]]} :in-args [[",
+    );
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            edn.push(' ');
+        }
+        push_edn_string(&mut edn, id);
+    }
+    edn.push_str("]]}");
+    edn
+}
+
+/// An EDN string literal: `"` and `\` escaped, control characters as
+/// `\uXXXX`, everything else (any unicode) as is.
+fn push_edn_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            // Control characters are all in the BMP, so four digits suffice.
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edn(s: &str) -> String {
+        let mut out = String::new();
+        push_edn_string(&mut out, s);
+        out
+    }
+
+    #[test]
+    fn edn_strings_escape_quotes_backslashes_and_controls() {
+        assert_eq!(edn("plain"), r#""plain""#);
+        assert_eq!(edn(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(edn("l1\nl2\t\r"), r#""l1\nl2\t\r""#);
+        assert_eq!(
+            edn("\u{0}\u{1f}\u{7f}\u{85}"),
+            r#""\u0000\u001f\u007f\u0085""#
+        );
+        assert_eq!(edn("日本 😀"), "\"日本 😀\"");
+    }
+
+    #[test]
+    fn get_many_is_one_query_with_every_id() {
+        let q = get_many_edn(&["a".to_owned(), "b\"".to_owned()]);
+        assert_eq!(
+            q,
+            r#"{:query {:find [(pull e [*])] :in [[e ...]] :where [[e :xt/id]]} :in-args [["a" "b\""]]}"#
+        );
+    }
+
+    #[test]
+    fn bad_options_are_invalid_arguments() {
+        for url in ["not a url", "https://127.0.0.1:1", "ftp://x"] {
+            let e = XtdbStore::new(XtdbOptions::new(url)).unwrap_err();
+            assert_eq!(e.code(), "INVALID_ARGUMENT", "{url}: {e}");
+        }
+        let mut o = XtdbOptions::new("http://127.0.0.1:1");
+        o.request_timeout = Duration::ZERO;
+        assert_eq!(XtdbStore::new(o).unwrap_err().code(), "INVALID_ARGUMENT");
+    }
+
+    #[test]
+    fn base_url_with_or_without_slash_or_path() {
+        let s = XtdbStore::new(XtdbOptions::new("http://h:1")).unwrap();
+        assert_eq!(s.url("status", &[]).as_str(), "http://h:1/_xtdb/status");
+        let s = XtdbStore::new(XtdbOptions::new("http://h:1/base/")).unwrap();
+        assert_eq!(
+            s.url("entity", &[("eid", "a b+c&d")]).as_str(),
+            "http://h:1/base/_xtdb/entity?eid=a+b%2Bc%26d"
+        );
+    }
+}

@@ -1,0 +1,478 @@
+//! XTDB backend. Two kinds of tests:
+//! - against a real XTDB node at `SCM_TEST_XTDB_URL` (start one with
+//!   `bash xtdb/start.sh`): the shared store conformance suite plus
+//!   XTDB-specific cases. Without the variable they skip with a notice,
+//!   unless `SCM_REQUIRE_XTDB=1`, which makes them fail;
+//! - failure modes that need no node: a closed port, a peer that answers
+//!   garbage or nothing, a failing server. Those peers are tiny local TCP
+//!   servers in this file; they stand in for a broken node, not for XTDB.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use scm_core::store::xtdb::{XtdbOptions, XtdbStore};
+use scm_core::store::{AsOf, Document, Store, TxOp, ID_KEY};
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------ real node
+
+/// The node under test, or `None` (after a skip notice) when none is configured.
+fn node_url() -> Option<String> {
+    match std::env::var("SCM_TEST_XTDB_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("SCM_REQUIRE_XTDB").as_deref() != Ok("1"),
+                "SCM_REQUIRE_XTDB=1 but SCM_TEST_XTDB_URL is unset; start a node with \
+                 `bash xtdb/setup.sh && export SCM_TEST_XTDB_URL=$(bash xtdb/start.sh)`"
+            );
+            eprintln!(
+                "SKIPPED: XTDB tests need a node (SCM_TEST_XTDB_URL unset); \
+                 run `bash xtdb/setup.sh && SCM_TEST_XTDB_URL=$(bash xtdb/start.sh) cargo test`"
+            );
+            None
+        }
+    }
+}
+
+fn node_store(url: &str) -> Arc<XtdbStore> {
+    Arc::new(XtdbStore::new(XtdbOptions::new(url)).expect("valid XTDB options"))
+}
+
+/// One `#[tokio::test]` per conformance case, each skipping without a node.
+macro_rules! conformance_cases {
+    ($($case:ident),* $(,)?) => {
+        const WIRED: &[&str] = &[$(stringify!($case)),*];
+        mod conformance {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(url) = super::node_url() else { return };
+                    scm_core::store::conformance::$case(super::node_store(&url)).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance_cases!(
+    put_then_get_latest,
+    history_accumulates_oldest_first,
+    get_as_of_tx_id,
+    get_as_of_tx_time,
+    multi_put_shares_one_tx,
+    failed_match_writes_nothing,
+    cas_create_if_absent,
+    cas_match_then_put,
+    cas_conflict_leaves_latest_unchanged,
+    match_compares_whole_document,
+    read_your_writes,
+    get_many_omits_missing,
+    documents_round_trip_exactly,
+    ids_round_trip_exactly,
+    latest_tx_id_covers_submits,
+    submitted_tx_count_counts_submits,
+    concurrent_submits_keep_every_version,
+    put_without_string_id_is_invalid_argument,
+);
+
+#[test]
+fn every_conformance_case_runs_against_xtdb() {
+    assert_eq!(WIRED, scm_core::store::conformance::CASES);
+}
+
+fn unique(case: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("xtdb-test:{case}:{}-{nanos:x}", std::process::id())
+}
+
+fn doc(id: &str, fields: Value) -> Document {
+    let Value::Object(mut map) = fields else {
+        panic!("fields must be an object")
+    };
+    map.insert(ID_KEY.to_owned(), json!(id));
+    map
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_match_commits_nothing_for_any_client() {
+    let Some(url) = node_url() else { return };
+    let (writer, reader) = (node_store(&url), node_store(&url));
+    let id = unique("failed_match");
+    let v1 = doc(&id, json!({"v": 1}));
+    assert!(
+        writer
+            .submit(vec![TxOp::Put(v1.clone())])
+            .await
+            .unwrap()
+            .committed
+    );
+    let r = writer
+        .submit(vec![
+            TxOp::Match {
+                id: id.clone(),
+                expected: Some(doc(&id, json!({"v": 0}))),
+            },
+            TxOp::Put(doc(&id, json!({"v": 2}))),
+        ])
+        .await
+        .unwrap();
+    assert!(!r.committed, "stale match aborts: {r:?}");
+    // Another client of the same node sees the abort too (read-your-writes
+    // holds across clients because submit awaited the tx).
+    assert_eq!(reader.get(&id).await.unwrap(), Some(v1.clone()));
+    assert_eq!(reader.history(&id).await.unwrap().len(), 1);
+    assert_eq!(
+        reader.get_as_of(&id, AsOf::TxId(r.tx_id)).await.unwrap(),
+        Some(v1)
+    );
+    assert!(reader.latest_tx_id().await.unwrap() >= Some(r.tx_id));
+    assert_eq!(writer.submitted_tx_count(), 2);
+    assert_eq!(reader.submitted_tx_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_writing_one_id_keep_both_versions() {
+    let Some(url) = node_url() else { return };
+    let (a, b) = (node_store(&url), node_store(&url));
+    let id = unique("two_writers");
+    let (da, db) = (doc(&id, json!({"by": "a"})), doc(&id, json!({"by": "b"})));
+    let (ra, rb) = tokio::join!(
+        a.submit(vec![TxOp::Put(da.clone())]),
+        b.submit(vec![TxOp::Put(db.clone())])
+    );
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert!(ra.committed && rb.committed);
+    assert_ne!(ra.tx_id, rb.tx_id);
+    let history = a.history(&id).await.unwrap();
+    let mut want = vec![(ra.tx_id, da), (rb.tx_id, db)];
+    want.sort_by_key(|(tx, _)| *tx);
+    let got: Vec<_> = history
+        .into_iter()
+        .map(|v| (v.tx_id, v.doc.unwrap()))
+        .collect();
+    assert_eq!(got, want, "both versions, in tx order");
+    assert_eq!(
+        b.get(&id).await.unwrap().as_ref(),
+        Some(&want[1].1),
+        "later tx wins"
+    );
+}
+
+/// XTDB turns JSON keys into keywords; they must come back as the same text,
+/// whatever they look like.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_keys_and_numbers_round_trip() {
+    let Some(url) = node_url() else { return };
+    let store = node_store(&url);
+    let id = unique("odd_keys");
+    let d = doc(
+        &id,
+        json!({
+            "": "empty key",
+            " ": "space",
+            ":colon": 1,
+            "a/b/c": {"xt/id": "nested id is just data", "filesystemId": "fs"},
+            "/": [],
+            "ns/": {},
+            "ключ": "unicode key",
+            "😀": true,
+            "with space/and slash": null,
+            "u64_max": u64::MAX,
+            "i64_min": i64::MIN,
+            "one_point_zero": 1.0,
+            "neg_zero": -0.0,
+        }),
+    );
+    assert!(
+        store
+            .submit(vec![TxOp::Put(d.clone())])
+            .await
+            .unwrap()
+            .committed
+    );
+    let back = store.get(&id).await.unwrap().expect("written");
+    assert_eq!(back, d);
+    // 1.0 stays a float (not 1) and u64::MAX stays an exact integer.
+    assert!(back["one_point_zero"].is_f64());
+    assert_eq!(back["u64_max"].as_u64(), Some(u64::MAX));
+    assert_eq!(
+        store.get_many(std::slice::from_ref(&id)).await.unwrap(),
+        vec![d.clone()]
+    );
+    let r = store
+        .submit(vec![TxOp::Match {
+            id: id.clone(),
+            expected: Some(back),
+        }])
+        .await
+        .unwrap();
+    assert!(r.committed, "what came back matches what is stored");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_many_is_one_request_for_many_special_ids() {
+    let Some(url) = node_url() else { return };
+    let store = node_store(&url);
+    let p = unique("get_many");
+    let ids: Vec<String> = [
+        "plain",
+        "quote\"d",
+        "back\\slash",
+        "\\\"both\\\"",
+        "new\nline\ttab",
+        "ctrl\u{1}\u{7f}",
+        "日本語/😀",
+        "edn ] } ) #tag :kw",
+    ]
+    .iter()
+    .map(|s| format!("{p}:{s}"))
+    .collect();
+    let docs: Vec<Document> = ids.iter().map(|id| doc(id, json!({"id": id}))).collect();
+    let r = store
+        .submit(docs.iter().cloned().map(TxOp::Put).collect())
+        .await
+        .unwrap();
+    assert!(r.committed);
+    let mut asked = ids.clone();
+    asked.insert(3, format!("{p}:missing"));
+    asked.push(ids[0].clone()); // a duplicate comes back once
+    let got = store.get_many(&asked).await.unwrap();
+    assert_eq!(got, docs, "request order, missing omitted, each id once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn as_of_tx_time_accepts_any_rfc3339_spelling() {
+    let Some(url) = node_url() else { return };
+    let store = node_store(&url);
+    let id = unique("as_of_time");
+    let d = doc(&id, json!({"n": 1}));
+    let r = store.submit(vec![TxOp::Put(d.clone())]).await.unwrap();
+    let ms = scm_core::store::embedded::parse_rfc3339_millis(&r.tx_time).unwrap();
+    // The same instant in another offset, with microseconds.
+    let shifted = scm_core::store::embedded::format_rfc3339_millis(ms + 2 * 3_600_000);
+    let spelled = format!("{}123+02:00", shifted.trim_end_matches('Z'));
+    assert_eq!(
+        store.get_as_of(&id, AsOf::TxTime(&spelled)).await.unwrap(),
+        Some(d)
+    );
+    let e = store
+        .get_as_of(&id, AsOf::TxTime("yesterday"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+}
+
+// ------------------------------------------------------------ failure modes
+
+fn options(url: &str, timeout_ms: u64, retries: u32) -> XtdbOptions {
+    XtdbOptions {
+        base_url: url.to_owned(),
+        request_timeout: Duration::from_millis(timeout_ms),
+        await_timeout: Duration::from_millis(timeout_ms),
+        retries,
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on.
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// What a peer writes back for a request line (`None`: never answer).
+type Answer = fn(&str) -> Option<Vec<u8>>;
+
+/// A local HTTP-ish peer: for each of at most `max_conns` connections, reads
+/// one request and writes `answer(request_line)` (or holds the connection
+/// open if it is `None`). Counts requests.
+struct Peer {
+    url: String,
+    requests: Arc<AtomicUsize>,
+}
+
+fn peer(max_conns: usize, answer: Answer) -> Peer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = requests.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(max_conns) {
+            let Ok(conn) = conn else { continue };
+            let count = count.clone();
+            std::thread::spawn(move || serve_one(conn, &count, answer));
+        }
+    });
+    Peer { url, requests }
+}
+
+fn serve_one(mut conn: TcpStream, count: &AtomicUsize, answer: Answer) {
+    // Bounded: a stuck client cannot keep this thread forever.
+    conn.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    // Read the whole request so closing the socket cannot reset the reply.
+    let mut content_length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                content_length = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; content_length];
+    reader.read_exact(&mut body).ok();
+    count.fetch_add(1, Ordering::SeqCst);
+    match answer(request_line.trim_end()) {
+        Some(bytes) => {
+            conn.write_all(&bytes).ok();
+        }
+        // Never answer; hold the connection until the client gives up.
+        None => {
+            let mut sink = [0; 64];
+            while matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
+        }
+    }
+}
+
+fn http(status: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Every store call, so each failure mode is checked on all of them; with
+/// how long each took to fail.
+async fn every_call(store: &XtdbStore) -> Vec<(&'static str, scm_core::Error, Duration)> {
+    let id = "x";
+    let mut out = Vec::new();
+    macro_rules! call {
+        ($name:literal, $fut:expr) => {{
+            let started = Instant::now();
+            let e = $fut.await.expect_err(concat!($name, " must fail"));
+            out.push(($name, e, started.elapsed()));
+        }};
+    }
+    call!("submit", store.submit(vec![TxOp::Put(doc(id, json!({})))]));
+    call!("get", store.get(id));
+    call!("get_many", store.get_many(&[id.to_owned()]));
+    call!("get_as_of", store.get_as_of(id, AsOf::TxId(1)));
+    call!("history", store.history(id));
+    call!("latest_tx_id", store.latest_tx_id());
+    out
+}
+
+#[tokio::test]
+async fn closed_port_is_store_unavailable_within_the_timeout() {
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    let store = XtdbStore::new(options(&url, 2_000, 3)).unwrap();
+    for (call, e, took) in every_call(&store).await {
+        assert_eq!(e.code(), "STORE_UNAVAILABLE", "{call}: {e}");
+        assert!(took < Duration::from_secs(2), "{call} took {took:?}");
+        assert!(
+            e.to_string().contains("after 4 attempts"),
+            "{call} retried: {e}"
+        );
+    }
+    assert_eq!(store.submitted_tx_count(), 0, "nothing reached a server");
+}
+
+#[tokio::test]
+async fn garbage_is_store_protocol() {
+    let answers: [Answer; 4] = [
+        // Not HTTP at all.
+        |_| Some(b"SSH-2.0-OpenSSH_9.6\r\nnonsense\r\n\r\n".to_vec()),
+        // HTTP, but the body is not JSON.
+        |_| Some(http("200 OK", "<html>hello</html>")),
+        // JSON of the wrong shape for every endpoint.
+        |_| Some(http("200 OK", r#""a string""#)),
+        // A status XTDB never sends for these calls.
+        |_| Some(http("418 I'm a teapot", "{}")),
+    ];
+    for (n, answer) in answers.into_iter().enumerate() {
+        let p = peer(64, answer);
+        let store = XtdbStore::new(options(&p.url, 5_000, 3)).unwrap();
+        for (call, e, _) in every_call(&store).await {
+            assert_eq!(e.code(), "STORE_PROTOCOL", "answer {n}, {call}: {e}");
+        }
+        // Garbage is not retried: one request per call.
+        assert_eq!(p.requests.load(Ordering::SeqCst), 6, "answer {n}");
+    }
+}
+
+#[tokio::test]
+async fn silent_peer_is_store_timeout_at_the_deadline() {
+    let p = peer(16, |_| None);
+    let store = XtdbStore::new(options(&p.url, 300, 3)).unwrap();
+    let started = Instant::now();
+    let e = store.get("x").await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(e.code(), "STORE_TIMEOUT", "{e}");
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    let e = store
+        .submit(vec![TxOp::Put(doc("x", json!({})))])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "STORE_TIMEOUT", "{e}");
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_on_reads_but_never_resubmitted() {
+    let p = peer(64, |_| {
+        Some(http("503 Service Unavailable", r#"{"error":"busy"}"#))
+    });
+    let store = XtdbStore::new(options(&p.url, 5_000, 2)).unwrap();
+    let e = store.get("x").await.unwrap_err();
+    assert_eq!(e.code(), "STORE_UNAVAILABLE", "{e}");
+    assert_eq!(p.requests.load(Ordering::SeqCst), 3, "one try + 2 retries");
+    let e = store
+        .submit(vec![TxOp::Put(doc("x", json!({})))])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "STORE_UNAVAILABLE", "{e}");
+    assert_eq!(
+        p.requests.load(Ordering::SeqCst),
+        4,
+        "a submit is sent once"
+    );
+}
+
+#[tokio::test]
+async fn await_that_never_completes_is_store_timeout() {
+    // Accepts the tx, then reports the await timing out (as XTDB does).
+    let p = peer(64, |line| {
+        Some(if line.starts_with("POST /_xtdb/submit-tx") {
+            http(
+                "202 Accepted",
+                r#"{"txId":7,"txTime":"2024-01-01T00:00:00.000Z"}"#,
+            )
+        } else {
+            http("504 Gateway Timeout", r#"{"error":"timeout"}"#)
+        })
+    });
+    let store = XtdbStore::new(options(&p.url, 400, 3)).unwrap();
+    let e = store
+        .submit(vec![TxOp::Put(doc("x", json!({})))])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "STORE_TIMEOUT", "{e}");
+    assert!(e.to_string().contains("await-tx 7"), "{e}");
+    assert_eq!(store.submitted_tx_count(), 1, "the tx was logged");
+}

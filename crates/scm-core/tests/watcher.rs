@@ -1,0 +1,339 @@
+//! Trackers (SSOT §5.6–5.7): real files, real inotify, the real embedded
+//! store. Every wait is on an event channel with a deadline; absence of an
+//! event is proven with a probe (a later change whose event must arrive
+//! after the one we expect not to see), never with a fixed sleep.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use scm_core::fs::indexer::{Indexer, IndexerOptions, RENAMED_FROM, RENAMED_TO};
+use scm_core::fs::resolver::{ResolvedPath, Resolver};
+use scm_core::fs::watcher::{WatchEvent, Watcher};
+use scm_core::store::embedded::EmbeddedStore;
+use scm_core::store::Store;
+use serde_json::Value;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: Arc<EmbeddedStore>,
+    indexer: Arc<Indexer>,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let store = Arc::new(EmbeddedStore::open_in_memory().unwrap());
+    let resolver = Arc::new(Resolver::new("fs-test".into(), root.clone(), vec![], true));
+    let indexer = Arc::new(Indexer::new(
+        store.clone(),
+        resolver,
+        IndexerOptions::default(),
+    ));
+    Fixture {
+        _dir: dir,
+        root,
+        store,
+        indexer,
+    }
+}
+
+impl Fixture {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+    fn resolve(&self, rel: &str) -> ResolvedPath {
+        self.indexer.resolver.resolve(rel).unwrap()
+    }
+    /// Write, index and return the resolved path.
+    async fn indexed(&self, rel: &str, content: &str) -> ResolvedPath {
+        std::fs::write(self.path(rel), content).unwrap();
+        self.indexer.index_file(rel).await.unwrap();
+        self.resolve(rel)
+    }
+    fn watcher(&self) -> (Watcher, UnboundedReceiver<WatchEvent>) {
+        let (tx, rx) = unbounded_channel();
+        let w = Watcher::new(
+            self.indexer.clone(),
+            tokio::runtime::Handle::current(),
+            Arc::new(move |e| {
+                let _ = tx.send(e);
+            }),
+        )
+        .unwrap();
+        (w, rx)
+    }
+    async fn versions(&self, r: &ResolvedPath) -> usize {
+        self.store
+            .history(&r.source.file_object_id())
+            .await
+            .unwrap()
+            .len()
+    }
+}
+
+async fn next(rx: &mut UnboundedReceiver<WatchEvent>) -> WatchEvent {
+    tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .expect("no watcher event within 10 s")
+        .expect("watcher channel closed")
+}
+
+fn content(doc: &serde_json::Map<String, Value>) -> Option<&str> {
+    doc.get("content").and_then(Value::as_str)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_produces_an_update() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "one").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    std::fs::write(f.path("a.txt"), "two").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, doc } => {
+            assert_eq!(object_id, a.source.file_object_id());
+            assert_eq!(content(&doc), Some("two"));
+        }
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    assert_eq!(f.versions(&a).await, 2);
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identical_rewrite_or_touch_writes_no_version() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "same").await;
+    let probe = f.indexed("probe.txt", "p0").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+    w.track(&probe).unwrap();
+    assert_eq!(w.watched_dir_count(), 1, "one watch per directory");
+    let txs = f.store.submitted_tx_count();
+
+    std::fs::write(f.path("a.txt"), "same").unwrap();
+    let file = std::fs::File::options()
+        .append(true)
+        .open(f.path("a.txt"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now()).unwrap();
+    drop(file);
+    // The probe changes after a.txt: its event arrives after a.txt's batch
+    // was processed (one worker, in order).
+    std::fs::write(f.path("probe.txt"), "p1").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, .. } => {
+            assert_eq!(
+                object_id,
+                probe.source.file_object_id(),
+                "only the probe changed"
+            )
+        }
+        other => panic!("expected the probe's Updated, got {other:?}"),
+    }
+    assert_eq!(f.versions(&a).await, 1);
+    assert_eq!(
+        f.store.submitted_tx_count(),
+        txs + 1,
+        "only the probe's version"
+    );
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_atomic_save_is_an_update_not_a_deletion() {
+    let f = fixture();
+    let a = f.indexed("a.rs", "fn a() {}").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    // What editors do: write a temporary file, rename it over the original.
+    std::fs::write(f.path(".a.rs.swp"), "fn a() { 1 }").unwrap();
+    std::fs::rename(f.path(".a.rs.swp"), f.path("a.rs")).unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, doc } => {
+            assert_eq!(object_id, a.source.file_object_id());
+            assert_eq!(content(&doc), Some("fn a() { 1 }"));
+        }
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    let history = f.store.history(&a.source.file_object_id()).await.unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(history
+        .iter()
+        .all(|v| v.doc.as_ref().unwrap()["state"] == "present"));
+
+    // Still watched after the inode was replaced.
+    std::fs::write(f.path("a.rs"), "fn a() { 2 }").unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Updated { .. }));
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
+    let f = fixture();
+    let a = f.indexed("a.md", "# a").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    std::fs::remove_file(f.path("a.md")).unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Deleted { object_id, doc } => {
+            assert_eq!(object_id, a.source.file_object_id());
+            assert_eq!(doc["state"], "deleted");
+            assert!(doc["content"].is_null() && doc["file_hash"].is_null());
+        }
+        other => panic!("expected Deleted, got {other:?}"),
+    }
+    let history = f.store.history(&a.source.file_object_id()).await.unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(content(history[0].doc.as_ref().unwrap()), Some("# a"));
+
+    // It comes back: a new version.
+    std::fs::write(f.path("a.md"), "# again").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("# again")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_is_a_linked_deletion_and_new_object() {
+    let f = fixture();
+    std::fs::create_dir(f.path("sub")).unwrap();
+    let a = f.indexed("a.ts", "export {}").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+    // The destination directory is watched too (another tracked file there).
+    let other = f.indexed("sub/other.ts", "x").await;
+    w.track(&other).unwrap();
+
+    std::fs::rename(f.path("a.ts"), f.path("sub/b.ts")).unwrap();
+    let b = f.resolve("sub/b.ts");
+    let (from_id, to_id) = match next(&mut rx).await {
+        WatchEvent::Renamed {
+            from_id,
+            to_id,
+            to_doc,
+        } => {
+            assert_eq!(content(&to_doc), Some("export {}"));
+            assert_eq!(to_doc[RENAMED_FROM], from_id.as_str());
+            (from_id, to_id)
+        }
+        other => panic!("expected Renamed, got {other:?}"),
+    };
+    assert_eq!(from_id, a.source.file_object_id());
+    assert_eq!(to_id, b.source.file_object_id());
+    let old = f.store.get(&from_id).await.unwrap().unwrap();
+    assert_eq!(old["state"], "deleted");
+    assert_eq!(old[RENAMED_TO], to_id.as_str());
+    assert_eq!(f.versions(&a).await, 2, "history at the old path kept");
+
+    // The new path is tracked from now on.
+    assert!(w.tracked_paths().contains(&f.path("sub/b.ts")));
+    std::fs::write(f.path("sub/b.ts"), "export const b = 1").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, .. } => assert_eq!(object_id, to_id),
+        other => panic!("expected Updated at the new path, got {other:?}"),
+    }
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_close_or_drop_no_callback_fires() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "v0").await;
+    let (closed, mut closed_rx) = f.watcher();
+    closed.track(&a).unwrap();
+    let (dropped, mut dropped_rx) = f.watcher();
+    dropped.track(&a).unwrap();
+    closed.close();
+    closed.close(); // idempotent
+    drop(dropped);
+    for r in [f.resolve("a.txt"), f.indexed("b.txt", "b").await] {
+        assert_eq!(closed.track(&r).unwrap_err().code(), "WATCHER_ERROR");
+    }
+
+    // A live probe watcher on the same file: once it has seen the change,
+    // the closed ones would have too.
+    let (probe, mut probe_rx) = f.watcher();
+    probe.track(&a).unwrap();
+    std::fs::write(f.path("a.txt"), "v1").unwrap();
+    assert!(matches!(
+        next(&mut probe_rx).await,
+        WatchEvent::Updated { .. }
+    ));
+    assert!(closed_rx.try_recv().is_err(), "closed watcher fired");
+    assert!(dropped_rx.try_recv().is_err(), "dropped watcher fired");
+    probe.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn directory_watches_are_reference_counted_and_unwatchable_paths_skipped() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "a").await;
+    let b = f.indexed("b.txt", "b").await;
+    std::fs::create_dir(f.path("d")).unwrap();
+    let c = f.indexed("d/c.txt", "c").await;
+    let (w, _rx) = f.watcher();
+    for r in [&a, &b, &c, &a] {
+        w.track(r).unwrap();
+    }
+    assert_eq!(w.tracked_paths().len(), 3);
+    assert_eq!(w.watched_dir_count(), 2);
+    w.untrack(&a);
+    assert_eq!(w.watched_dir_count(), 2);
+    w.untrack(&b);
+    assert_eq!(w.watched_dir_count(), 1);
+
+    // A sandbox-internal path (no host path) is never watched.
+    let sandboxed = Resolver::new("fs-sandbox".into(), "/w".into(), vec![], false);
+    let inside = sandboxed.resolve("x.txt").unwrap();
+    assert!(!inside.watchable);
+    w.track(&inside).unwrap();
+    assert_eq!(w.tracked_paths(), vec![f.path("d/c.txt")]);
+
+    // A directory that does not exist cannot be watched: coded error.
+    let missing = f.resolve("no/such/dir/x.txt");
+    assert_eq!(w.track(&missing).unwrap_err().code(), "WATCHER_ERROR");
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_callback_does_not_kill_the_watcher() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "0").await;
+    let (tx, mut rx) = unbounded_channel();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let w = Watcher::new(
+        f.indexer.clone(),
+        tokio::runtime::Handle::current(),
+        Arc::new(move |e| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = tx.send(e);
+            if n == 0 {
+                panic!("callback bug (expected by this test)");
+            }
+        }),
+    )
+    .unwrap();
+    w.track(&a).unwrap();
+    std::fs::write(f.path("a.txt"), "1").unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Updated { .. }));
+    std::fs::write(f.path("a.txt"), "2").unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Updated { .. }));
+    w.close();
+}
+
+#[test]
+fn watcher_is_send_and_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Watcher>();
+}
