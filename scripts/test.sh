@@ -11,6 +11,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "node dependencies"
 npm ci --no-audit --no-fund
 
+step "hash vectors: committed fixture matches the JS reference implementation"
+node scripts/gen-hash-vectors.mjs --check
+
 step "rust format + lint"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings

@@ -1,5 +1,10 @@
 //! Stable serialisation: JSON with object keys sorted and no whitespace,
-//! byte-identical to JavaScript's `JSON.stringify` over a sorted-key copy.
+//! byte-identical to the reference JavaScript implementation in
+//! `scripts/gen-hash-vectors.mjs` (keys from `Object.keys(o).sort()` emitted
+//! in that order, every scalar as `JSON.stringify` prints it), checked by
+//! `tests/hash_vectors.rs`. Not `JSON.stringify` of a sorted copy: a JS
+//! object would move integer-like keys first in numeric order (`"9"` before
+//! `"10"`), the sort keeps string order (`"10"` before `"9"`).
 //!
 //! - Keys sort by UTF-16 code units (what JS's default `Array.prototype.sort`
 //!   does), not by UTF-8 bytes: they differ for astral-plane characters.
