@@ -6,6 +6,9 @@ const hashing = require('./hashing.js');
 const { Resolver } = require('./resolver.js');
 const { Store, openStore } = require('./store.js');
 const { Indexer } = require('./indexer.js');
+const { ContextManager } = require('./context-manager.js');
+const { SelfContextManager } = require('./self-context-manager.js');
+const { defaultStorePath } = require('./defaults.js');
 const { native } = require('./native.js');
 
 const stableStringify = hashing.stableStringify;
@@ -30,4 +33,7 @@ module.exports = {
   Store,
   openStore,
   Indexer,
+  ContextManager,
+  SelfContextManager,
+  defaultStorePath,
 };

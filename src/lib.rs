@@ -9,6 +9,7 @@ pub mod errors;
 pub mod hashing;
 pub mod indexer;
 pub mod resolver;
+pub mod session;
 pub mod store;
 
 use napi_derive::napi;

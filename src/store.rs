@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::errors::{invalid_arg, parse_json, to_json, IntoJsResult};
 
-/// `{ kind: 'embedded', path? }` (no path: a private in-memory store) or
+/// `{ kind: 'embedded', path? }` (no path or `':memory:'`: a private in-memory store) or
 /// `{ kind: 'xtdb', url, timeoutMs? }`.
 #[napi(object)]
 pub struct NapiStoreOptions {
@@ -69,9 +69,9 @@ struct VersionJson<'a> {
 pub(crate) fn open(options: NapiStoreOptions) -> scm_core::Result<Arc<dyn Store>> {
     use scm_core::Error;
     match options.kind.as_str() {
-        "embedded" => Ok(Arc::new(match options.path {
-            Some(path) => EmbeddedStore::open(path)?,
-            None => EmbeddedStore::open_in_memory()?,
+        "embedded" => Ok(Arc::new(match options.path.as_deref() {
+            Some(path) if path != ":memory:" => EmbeddedStore::open(path)?,
+            _ => EmbeddedStore::open_in_memory()?,
         })),
         "xtdb" => {
             let url = options.url.ok_or_else(|| {
@@ -101,6 +101,17 @@ pub async fn open_store(options: NapiStoreOptions) -> napi::Result<JsStore> {
     let inner = open(options).js()?;
     if inner.kind() == "xtdb" {
         inner.latest_tx_id().await.js()?;
+    }
+    Ok(JsStore { inner })
+}
+
+/// The same, blocking the calling thread (for the drop-in class's
+/// synchronous methods called before anything opened the store).
+#[napi(catch_unwind)]
+pub fn open_store_sync(options: NapiStoreOptions) -> napi::Result<JsStore> {
+    let inner = open(options).js()?;
+    if inner.kind() == "xtdb" {
+        napi::bindgen_prelude::block_on(inner.latest_tx_id()).js()?;
     }
     Ok(JsStore { inner })
 }

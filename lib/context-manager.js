@@ -1,0 +1,218 @@
+'use strict';
+// ContextManager: the async API over one agent session (the core Session).
+
+const path = require('node:path');
+const { native, NATIVE } = require('./native.js');
+const { wrap, wrapAsync, codedError } = require('./errors.js');
+const { Store } = require('./store.js');
+const { storeOptionsFor } = require('./defaults.js');
+
+const STORE = Symbol('scm.store');
+
+function sessionOptions(options) {
+  if (options == null || typeof options !== 'object') {
+    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: options { sessionId, … } required');
+  }
+  const { sessionId, workspaceRoot, systemPrompt, mounts, policy, watch } = options;
+  if (typeof sessionId !== 'string' || sessionId === '') {
+    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-empty string');
+  }
+  const root = path.resolve(workspaceRoot ?? process.cwd());
+  return {
+    root,
+    store: storeOptionsFor(options.store, root),
+    session: {
+      sessionId,
+      workspaceRoot: root,
+      systemPrompt: systemPrompt ?? undefined,
+      mounts: mounts ?? undefined,
+      defaultFilesystemId: options.defaultFilesystemId ?? undefined,
+      defaultIsLocal: options.defaultIsLocal ?? undefined,
+      policy: policy ?? undefined,
+      watch: watch ?? false,
+      emitSystemMessage: options.emitSystemMessage ?? undefined,
+      maxContentBytes: options.maxContentBytes ?? undefined,
+      resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
+    },
+  };
+}
+
+/** `{ ok, message, id?, code? }` without undefined keys. */
+function opResult(r) {
+  const out = { ok: r.ok, message: r.message };
+  if (r.id != null) out.id = r.id;
+  if (r.code != null) out.code = r.code;
+  return out;
+}
+
+const parse = (json) => (json == null ? null : JSON.parse(json));
+
+class ContextManager {
+  /**
+   * Create or resume session `sessionId`. Default store: the embedded store
+   * at `<workspaceRoot>/.scm/store.sqlite` (`SCM_STORE_PATH` overrides).
+   */
+  static async open(options) {
+    const o = sessionOptions(options);
+    const store = new Store(await wrapAsync(() => native.openStore(o.store)));
+    const handle = await wrapAsync(() => native.openSession(store[NATIVE], o.session));
+    return new ContextManager(handle, store, o.root);
+  }
+
+  /** @internal Synchronous open, for SelfContextManager's sync methods. */
+  static openSync(options) {
+    const o = sessionOptions(options);
+    const store = new Store(wrap(() => native.openStoreSync(o.store)));
+    const handle = wrap(() => native.openSessionSync(store[NATIVE], o.session));
+    return new ContextManager(handle, store, o.root);
+  }
+
+  /** @internal Use `ContextManager.open`. */
+  constructor(handle, store, workspaceRoot) {
+    if (!handle || !(store instanceof Store)) {
+      throw codedError('INVALID_ARGUMENT', 'use ContextManager.open({ sessionId, … })');
+    }
+    this[NATIVE] = handle;
+    this[STORE] = store;
+    Object.defineProperty(this, 'workspaceRoot', { value: workspaceRoot, enumerable: true });
+  }
+
+  get sessionId() {
+    return this[NATIVE].sessionId;
+  }
+  /** `session:<sessionId>` */
+  get sessionObjectId() {
+    return this[NATIVE].sessionObjectId;
+  }
+  /** `chat:<sessionId>` */
+  get chatObjectId() {
+    return this[NATIVE].chatObjectId;
+  }
+  /** `system_prompt:<sessionId>` */
+  get systemPromptObjectId() {
+    return this[NATIVE].systemPromptObjectId;
+  }
+  /** The store this session reads and writes. */
+  get store() {
+    return this[STORE];
+  }
+  get closed() {
+    return this[NATIVE].closed;
+  }
+
+  /** Harness messages in, the messages the model sees out (system, METADATA_POOL, chat with toolcall_refs, ACTIVE_CONTENT). */
+  async transformContext(messages) {
+    if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');
+    return JSON.parse(await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages))));
+  }
+
+  /** The agent reads a file: indexed, added to the session and active. */
+  async read(path) {
+    return opResult(await wrapAsync(() => this[NATIVE].read(path)));
+  }
+
+  /** Load an object's content into context (id, unique id prefix, harness tool-call id or path). */
+  activate(target) {
+    return this.#setOp('activate', target);
+  }
+  /** Collapse an object to its metadata line. */
+  deactivate(target) {
+    return this.#setOp('deactivate', target);
+  }
+  /** Activate and exempt from auto-collapse until unpinned. */
+  pin(target) {
+    return this.#setOp('pin', target);
+  }
+  unpin(target) {
+    return this.#setOp('unpin', target);
+  }
+
+  async #setOp(op, target) {
+    const r = wrap(() => this[NATIVE][op](target));
+    await this.flush();
+    return opResult(r);
+  }
+
+  /** @internal The synchronous form (writes queued until the next flush). */
+  setOpSync(op, target) {
+    return opResult(wrap(() => this[NATIVE][op](target)));
+  }
+
+  /** A file the agent wrote (the harness did the write): new version, active. */
+  async observeWrite(path) {
+    return opResult(await wrapAsync(() => this[NATIVE].observeWrite(path)));
+  }
+  /** A file the agent edited: new version, active. */
+  async observeEdit(path) {
+    return opResult(await wrapAsync(() => this[NATIVE].observeEdit(path)));
+  }
+  /** ls output (paths relative to `cwd`, default the workspace root) → discovery stubs. */
+  observeLs(output, cwd) {
+    return this.#discover('ls', output, cwd);
+  }
+  observeFind(output, cwd) {
+    return this.#discover('find', output, cwd);
+  }
+  observeGrep(output, cwd) {
+    return this.#discover('grep', output, cwd);
+  }
+  async #discover(tool, output, cwd) {
+    return opResult(await wrapAsync(() => this[NATIVE].observeDiscovery(tool, output, cwd ?? undefined)));
+  }
+  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  async observeBash(command, output) {
+    return opResult(await wrapAsync(() => this[NATIVE].observeBash(command, output ?? undefined)));
+  }
+
+  /** The session's sets; pool entries carry their metadata. */
+  snapshot() {
+    const s = JSON.parse(wrap(() => this[NATIVE].snapshotJson()));
+    return {
+      sessionIndex: s.session_index,
+      metadataPool: s.metadata_pool,
+      activeSet: s.active_set,
+      pinnedSet: s.pinned_set,
+    };
+  }
+
+  /** Counters: turns, consumed harness messages, recorded model calls, queued writes. */
+  stats() {
+    return wrap(() => this[NATIVE].stats());
+  }
+
+  /** Agent path → source, object id and host path, through this session's resolver. */
+  resolve(agentPath) {
+    const r = wrap(() => this[NATIVE].resolve(agentPath));
+    r.hostPath ??= null;
+    return r;
+  }
+
+  /** Latest version of any object, or null. */
+  async getObject(id) {
+    return parse(await wrapAsync(() => this[NATIVE].getObject(id)));
+  }
+  /** Every version, oldest first: `[{ txId, txTime, doc }]`. */
+  async history(id) {
+    return parse(await wrapAsync(() => this[NATIVE].history(id)));
+  }
+  /** The version visible at transaction `txId`, or null. */
+  async getObjectAsOf(id, txId) {
+    return parse(await wrapAsync(() => this[NATIVE].getObjectAsOf(id, txId)));
+  }
+  /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. */
+  async reconstructCall(n) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].reconstructCall(n)));
+  }
+
+  /** Write everything queued (one transaction). Resolves to the receipt, or null if nothing was queued. */
+  async flush() {
+    return (await wrapAsync(() => this[NATIVE].flush())) ?? null;
+  }
+
+  /** Flush, stop watching, release the session. Idempotent; later calls fail with SESSION_CLOSED. */
+  close() {
+    return wrapAsync(() => this[NATIVE].close());
+  }
+}
+
+module.exports = { ContextManager };

@@ -1,0 +1,480 @@
+//! `NativeSession`: one agent session (the core `Session`) for the JS facade.
+//!
+//! Locking: the session sits in a `std::sync::Mutex` that is only ever held
+//! for synchronous core calls, never across an await. Store I/O goes through
+//! the core's split forms (indexer → `apply_*`, `take_pending` → submit →
+//! `apply_receipt`, `reconstruct_plan` → `run`). A `tokio::sync::Mutex<()>`
+//! (the write gate) serialises flushes, so session documents land in the
+//! order they were taken and a flush that returns has written everything
+//! queued before it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
+use napi_derive::napi;
+use scm_core::fs::indexer::{Indexer, IndexerOptions};
+use scm_core::fs::resolver::{MountMapping, Resolver};
+use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
+use scm_core::session::{CollapsePolicy, FileOp, OpResult, RenderOptions, Session, SessionOptions};
+use scm_core::store::Store;
+use scm_core::Error;
+use serde_json::Value;
+
+use crate::errors::{invalid_arg, parse_json, to_js, to_json, IntoJsResult};
+use crate::resolver::{JsResolvedPath, NapiMountMapping};
+use crate::store::{JsStore, JsTxReceipt};
+
+/// Auto-collapse policy (SSOT §4.3). Defaults: 5 per turn, 3 turns back,
+/// files do not collapse, the context tools are exempt.
+#[napi(object)]
+pub struct NapiCollapsePolicy {
+    pub per_turn: Option<u32>,
+    pub turns_back: Option<u32>,
+    pub collapse_files: Option<bool>,
+    pub exempt_tools: Option<Vec<String>>,
+}
+
+impl From<NapiCollapsePolicy> for CollapsePolicy {
+    fn from(p: NapiCollapsePolicy) -> Self {
+        let d = CollapsePolicy::default();
+        CollapsePolicy {
+            per_turn: p.per_turn.map_or(d.per_turn, |n| n as usize),
+            turns_back: p.turns_back.map_or(d.turns_back, |n| n as usize),
+            collapse_files: p.collapse_files.unwrap_or(d.collapse_files),
+            exempt_tools: p.exempt_tools.unwrap_or(d.exempt_tools),
+        }
+    }
+}
+
+#[napi(object)]
+pub struct NapiSessionOptions {
+    pub session_id: String,
+    /// Relative agent paths resolve against this (the facade defaults it to `process.cwd()`).
+    pub workspace_root: String,
+    pub system_prompt: Option<String>,
+    pub mounts: Option<Vec<NapiMountMapping>>,
+    pub default_filesystem_id: Option<String>,
+    pub default_is_local: Option<bool>,
+    pub policy: Option<NapiCollapsePolicy>,
+    /// Track indexed files with a watcher.
+    pub watch: Option<bool>,
+    /// Put the system prompt in the output as a `system` message (default true).
+    pub emit_system_message: Option<bool>,
+    pub max_content_bytes: Option<i64>,
+    /// On resume, read discovery stubs whose source exists (default true).
+    pub resume_upgrades_stubs: Option<bool>,
+}
+
+/// `{ ok, message, id?, code? }`: failures the agent can act on are data.
+#[napi(object)]
+pub struct JsOpResult {
+    pub ok: bool,
+    pub message: String,
+    pub id: Option<String>,
+    pub code: Option<String>,
+}
+
+impl From<OpResult> for JsOpResult {
+    fn from(r: OpResult) -> Self {
+        JsOpResult {
+            ok: r.ok,
+            message: r.message,
+            id: r.id,
+            code: r.code,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JsSessionStats {
+    pub turn_count: u32,
+    /// Harness messages consumed so far.
+    pub cursor: u32,
+    pub model_call_count: u32,
+    pub has_pending: bool,
+}
+
+struct Shared {
+    /// None once closed.
+    session: Mutex<Option<Session>>,
+    store: Arc<dyn Store>,
+    gate: tokio::sync::Mutex<()>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Option<Session>> {
+        // A panic while locked poisons the mutex; the state is still the
+        // last consistent one (core methods mutate before they can fail).
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Session) -> scm_core::Result<T>) -> scm_core::Result<T> {
+        match self.lock().as_mut() {
+            Some(s) => f(s),
+            None => Err(Error::SessionClosed),
+        }
+    }
+
+    /// Submit everything queued, one transaction, in order.
+    async fn flush(&self) -> scm_core::Result<Option<scm_core::store::TxReceipt>> {
+        let _gate = self.gate.lock().await;
+        let Some(mut pending) = self.with(|s| Ok(s.take_pending()))? else {
+            return Ok(None);
+        };
+        match pending.submit(&*self.store).await {
+            Ok(receipt) => {
+                if let Some(s) = self.lock().as_mut() {
+                    s.apply_receipt(&pending, &receipt);
+                }
+                Ok(Some(receipt))
+            }
+            Err(e) => {
+                if let Some(s) = self.lock().as_mut() {
+                    s.restore_pending(pending);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
+        let indexer = self.with(|s| Ok(s.indexer()))?;
+        let result = indexer.index_file(&path).await;
+        let out = self.with(|s| Ok(s.apply_file_op(op, result)))?;
+        self.flush().await?;
+        Ok(out)
+    }
+
+    async fn discover(
+        &self,
+        plan: impl FnOnce(&Session) -> Vec<String>,
+    ) -> scm_core::Result<OpResult> {
+        let (indexer, paths) = self.with(|s| Ok((s.indexer(), plan(s))))?;
+        let result = if paths.is_empty() {
+            Ok(Vec::new())
+        } else {
+            indexer.discover_files(&paths).await
+        };
+        let out = self.with(|s| Ok(s.apply_discovery(result)))?;
+        self.flush().await?;
+        Ok(out)
+    }
+}
+
+fn build(
+    store: Arc<dyn Store>,
+    o: NapiSessionOptions,
+) -> napi::Result<(SessionOptions, Arc<Indexer>)> {
+    let mut opts = SessionOptions::new(o.session_id);
+    opts.system_prompt = o.system_prompt;
+    if let Some(p) = o.policy {
+        opts.policy = p.into();
+    }
+    opts.watch = o.watch.unwrap_or(false);
+    opts.render = RenderOptions {
+        emit_system_message: o.emit_system_message.unwrap_or(true),
+    };
+    if let Some(b) = o.resume_upgrades_stubs {
+        opts.resume_upgrades_stubs = b;
+    }
+    let resolver = Resolver::new(
+        o.default_filesystem_id
+            .unwrap_or_else(scm_core::fs::resolver::default_filesystem_id),
+        PathBuf::from(o.workspace_root),
+        o.mounts
+            .unwrap_or_default()
+            .into_iter()
+            .map(MountMapping::from)
+            .collect(),
+        o.default_is_local.unwrap_or(true),
+    );
+    let mut iopts = IndexerOptions::default();
+    if let Some(max) = o.max_content_bytes {
+        iopts.max_content_bytes =
+            u64::try_from(max).map_err(|_| invalid_arg("maxContentBytes must be ≥ 0"))?;
+    }
+    let indexer = Arc::new(Indexer::new(store, Arc::new(resolver), iopts));
+    Ok((opts, indexer))
+}
+
+#[napi(js_name = "NativeSession")]
+pub struct JsSession {
+    shared: Arc<Shared>,
+    session_id: String,
+}
+
+impl JsSession {
+    fn wrap(session: Session, store: Arc<dyn Store>) -> Self {
+        JsSession {
+            session_id: session.session_id().to_string(),
+            shared: Arc::new(Shared {
+                session: Mutex::new(Some(session)),
+                store,
+                gate: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+}
+
+/// Open (create or resume) a session on `store`.
+#[napi(ts_return_type = "Promise<NativeSession>")]
+pub fn open_session<'env>(
+    env: &'env Env,
+    store: &JsStore,
+    options: NapiSessionOptions,
+) -> napi::Result<PromiseRaw<'env, JsSession>> {
+    let store = store.inner.clone();
+    let (opts, indexer) = build(store.clone(), options)?;
+    env.spawn_future(async move {
+        let session = Session::open(store.clone(), indexer, opts).await.js()?;
+        Ok(JsSession::wrap(session, store))
+    })
+}
+
+/// The same, blocking the calling thread: only for the drop-in class's
+/// synchronous methods called before anything opened the session.
+#[napi(catch_unwind)]
+pub fn open_session_sync(store: &JsStore, options: NapiSessionOptions) -> napi::Result<JsSession> {
+    let store = store.inner.clone();
+    let (opts, indexer) = build(store.clone(), options)?;
+    let session =
+        napi::bindgen_prelude::block_on(Session::open(store.clone(), indexer, opts)).js()?;
+    Ok(JsSession::wrap(session, store))
+}
+
+#[napi]
+impl JsSession {
+    #[napi(getter)]
+    pub fn session_id(&self) -> String {
+        self.session_id.clone()
+    }
+
+    /// `session:<id>`
+    #[napi(getter)]
+    pub fn session_object_id(&self) -> String {
+        session_object_id(&self.session_id)
+    }
+
+    /// `chat:<id>`
+    #[napi(getter)]
+    pub fn chat_object_id(&self) -> String {
+        chat_object_id(&self.session_id)
+    }
+
+    /// `system_prompt:<id>`
+    #[napi(getter)]
+    pub fn system_prompt_object_id(&self) -> String {
+        system_prompt_object_id(&self.session_id)
+    }
+
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.shared.lock().is_none()
+    }
+
+    /// Ingest the harness transcript (JSON array) and return the context the
+    /// model sees (JSON array). Resolves after the session's writes landed.
+    #[napi]
+    pub async fn transform_context(&self, messages_json: String) -> napi::Result<String> {
+        let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
+        let out = self
+            .shared
+            .with(|s| s.ingest_and_assemble(&messages))
+            .js()?;
+        self.shared.flush().await.js()?;
+        to_json(&out)
+    }
+
+    /// The agent reads a file: index it and make it active.
+    #[napi]
+    pub async fn read(&self, path: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .file_op(FileOp::Read, path)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
+    /// The harness wrote a file for the agent: new version, active.
+    #[napi]
+    pub async fn observe_write(&self, path: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .file_op(FileOp::Write, path)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
+    /// The harness edited a file for the agent: new version, active.
+    #[napi]
+    pub async fn observe_edit(&self, path: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .file_op(FileOp::Edit, path)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
+    /// ls / find / grep output → discovery stubs (index + pool only).
+    /// `baseDir`: the directory the tool listed or searched (default: workspace root).
+    #[napi]
+    pub async fn observe_discovery(
+        &self,
+        tool: String,
+        output: String,
+        base_dir: Option<String>,
+    ) -> napi::Result<JsOpResult> {
+        let base = base_dir.unwrap_or_default();
+        self.shared
+            .discover(move |s| s.plan_discovery(&tool, &output, &base).paths)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
+    /// Files under the workspace named in a bash command or its output → discovery stubs.
+    #[napi]
+    pub async fn observe_bash(
+        &self,
+        command: String,
+        output: Option<String>,
+    ) -> napi::Result<JsOpResult> {
+        let output = output.unwrap_or_default();
+        self.shared
+            .discover(move |s| s.plan_bash(&command, &output).paths)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
+    /// Load an object's content into context. Synchronous: the session
+    /// write is queued (see `flush`); a stub is read from disk now.
+    #[napi(catch_unwind)]
+    pub fn activate(&self, target: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .with(|s| Ok(s.activate(&target)))
+            .js()
+            .map(Into::into)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn deactivate(&self, target: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .with(|s| Ok(s.deactivate(&target)))
+            .js()
+            .map(Into::into)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn pin(&self, target: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .with(|s| Ok(s.pin(&target)))
+            .js()
+            .map(Into::into)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn unpin(&self, target: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .with(|s| Ok(s.unpin(&target)))
+            .js()
+            .map(Into::into)
+    }
+
+    /// Write everything queued in one transaction (null: nothing was queued).
+    #[napi]
+    pub async fn flush(&self) -> napi::Result<Option<JsTxReceipt>> {
+        Ok(self.shared.flush().await.js()?.map(Into::into))
+    }
+
+    /// The sets as JSON `{session_index, metadata_pool: [{id, type, path?, …}], active_set, pinned_set}`.
+    #[napi(catch_unwind)]
+    pub fn snapshot_json(&self) -> napi::Result<String> {
+        let snap = self.shared.with(|s| Ok(s.snapshot())).js()?;
+        to_json(&snap)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn stats(&self) -> napi::Result<JsSessionStats> {
+        self.shared
+            .with(|s| {
+                Ok(JsSessionStats {
+                    turn_count: s.turn_count() as u32,
+                    cursor: s.cursor() as u32,
+                    model_call_count: s.model_call_count() as u32,
+                    has_pending: s.has_pending(),
+                })
+            })
+            .js()
+    }
+
+    /// Agent path → source, through this session's resolver.
+    #[napi(catch_unwind)]
+    pub fn resolve(&self, agent_path: String) -> napi::Result<JsResolvedPath> {
+        let indexer = self.shared.with(|s| Ok(s.indexer())).js()?;
+        indexer.resolver.resolve(&agent_path).js().map(Into::into)
+    }
+
+    /// Latest version of any object (JSON text or null).
+    #[napi]
+    pub async fn get_object(&self, id: String) -> napi::Result<Option<String>> {
+        match self.shared.store.get(&id).await.js()? {
+            Some(d) => to_json(&d).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Every version of an object, oldest first (JSON `[{txId, txTime, doc}]`).
+    #[napi]
+    pub async fn history(&self, id: String) -> napi::Result<String> {
+        let versions = self.shared.store.history(&id).await.js()?;
+        let out: Vec<Value> = versions
+            .into_iter()
+            .map(|v| serde_json::json!({"txId": v.tx_id, "txTime": v.tx_time, "doc": v.doc}))
+            .collect();
+        to_json(&out)
+    }
+
+    /// The version of an object visible at transaction `txId` (JSON or null).
+    #[napi]
+    pub async fn get_object_as_of(&self, id: String, tx_id: i64) -> napi::Result<Option<String>> {
+        let doc = self
+            .shared
+            .store
+            .get_as_of(&id, scm_core::store::AsOf::TxId(tx_id))
+            .await
+            .js()?;
+        doc.as_ref().map(to_json).transpose()
+    }
+
+    /// Rebuild exactly what model call `n` (0-based) was shown, from the store.
+    #[napi]
+    pub async fn reconstruct_call(&self, n: u32) -> napi::Result<String> {
+        // Writes queued by that call must be in the store first.
+        self.shared.flush().await.js()?;
+        let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
+        let out = plan.run(&*self.shared.store).await.js()?;
+        to_json(&out)
+    }
+
+    /// Flush, stop the watcher, release the session. Idempotent; later calls
+    /// fail with SESSION_CLOSED.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        // Hold the gate so no flush is in flight while the session leaves.
+        let _gate = self.shared.gate.lock().await;
+        let Some(mut session) = self.shared.lock().take() else {
+            return Ok(());
+        };
+        match session.close().await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Keep it usable so close can be retried once the store is back.
+                *self.shared.lock() = Some(session);
+                Err(to_js(e))
+            }
+        }
+    }
+}
