@@ -247,6 +247,35 @@ async fn a_move_is_a_linked_deletion_and_new_object() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_file_sees_changes_to_its_target() {
+    let f = fixture();
+    std::fs::create_dir(f.path("real")).unwrap();
+    std::fs::write(f.path("real/t.txt"), "t0").unwrap();
+    std::os::unix::fs::symlink(f.path("real/t.txt"), f.path("link.txt")).unwrap();
+    f.indexer.index_file("link.txt").await.unwrap();
+    let link = f.resolve("link.txt");
+    let (w, mut rx) = f.watcher();
+    w.track(&link).unwrap();
+    assert_eq!(
+        w.watched_dir_count(),
+        2,
+        "the link's and the target's directory"
+    );
+
+    std::fs::write(f.path("real/t.txt"), "t1").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, doc } => {
+            assert_eq!(object_id, link.source.file_object_id());
+            assert_eq!(content(&doc), Some("t1"));
+        }
+        other => panic!("expected Updated for the link, got {other:?}"),
+    }
+    w.untrack(&link);
+    assert_eq!(w.watched_dir_count(), 0);
+    w.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_close_or_drop_no_callback_fires() {
     let f = fixture();
     let a = f.indexed("a.txt", "v0").await;

@@ -9,7 +9,8 @@
 //!   after the first atomic save (the watched inode is replaced). So each
 //!   parent directory of a tracked file gets one non-recursive watch,
 //!   reference-counted by the tracked files in it, and events are filtered to
-//!   tracked paths.
+//!   tracked paths. A tracked path that is a symlink also watches its
+//!   target's directory, and the target's events count for the link.
 //! - **Event kinds are hints, the filesystem is the truth.** After the
 //!   debounce window every tracked path an event mentions is re-stat'ed and
 //!   re-indexed through the [`Indexer`]: present → index (a new version only
@@ -101,8 +102,27 @@ struct Inner {
 struct Tracking {
     /// Host path → what it resolved to.
     files: HashMap<PathBuf, ResolvedPath>,
-    /// Watched directory → number of tracked files in it.
+    /// Watched directory → number of tracked files (or symlink targets) in it.
     dirs: HashMap<PathBuf, usize>,
+    /// Symlink target → the tracked link pointing at it.
+    targets: HashMap<PathBuf, PathBuf>,
+}
+
+impl Tracking {
+    /// Drop one reference to `dir`; unwatch it with the last one.
+    fn release_dir(&mut self, dir: &Path, debouncer: &Mutex<Option<NotifyDebouncer>>) {
+        let Some(count) = self.dirs.get_mut(dir) else {
+            return;
+        };
+        *count -= 1;
+        if *count == 0 {
+            self.dirs.remove(dir);
+            if let Some(d) = lock(debouncer).as_mut() {
+                // The directory may already be gone (and its watch with it).
+                let _ = d.unwatch(dir);
+            }
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -240,24 +260,45 @@ impl Inner {
         let (true, Some(host)) = (resolved.watchable, resolved.host_path.as_ref()) else {
             return Ok(());
         };
-        let Some(dir) = host.parent() else {
-            return Ok(()); // "/" itself: nothing to watch
-        };
         let mut tracking = lock(&self.tracking);
         if tracking.files.contains_key(host) {
             return Ok(());
         }
-        if !tracking.dirs.contains_key(dir) {
-            let mut debouncer = lock(&self.debouncer);
-            let Some(d) = debouncer.as_mut() else {
-                return Err(Error::Watcher("watcher is closed".into()));
-            };
-            d.watch(dir, RecursiveMode::NonRecursive)
-                .map_err(|e| Error::Watcher(format!("cannot watch {}: {e}", dir.display())))?;
+        // A symlinked file changes where its target lives: watch that
+        // directory too and map the target's events back to the link.
+        let target = std::fs::canonicalize(host)
+            .ok()
+            .filter(|t| t != host && !tracking.targets.contains_key(t));
+        let mut dirs: Vec<&Path> = host.parent().into_iter().collect();
+        if let Some(t) = target.as_deref().and_then(Path::parent) {
+            dirs.push(t);
         }
-        *tracking.dirs.entry(dir.to_path_buf()).or_default() += 1;
+        for dir in &dirs {
+            if !tracking.dirs.contains_key(*dir) {
+                if let Err(e) = self.watch_dir(dir) {
+                    // Roll back what this call already took.
+                    for done in dirs.iter().take_while(|d| *d != dir) {
+                        tracking.release_dir(done, &self.debouncer);
+                    }
+                    return Err(e);
+                }
+            }
+            *tracking.dirs.entry(dir.to_path_buf()).or_default() += 1;
+        }
+        if let Some(t) = target {
+            tracking.targets.insert(t, host.clone());
+        }
         tracking.files.insert(host.clone(), resolved.clone());
         Ok(())
+    }
+
+    fn watch_dir(&self, dir: &Path) -> crate::Result<()> {
+        let mut debouncer = lock(&self.debouncer);
+        let Some(d) = debouncer.as_mut() else {
+            return Err(Error::Watcher("watcher is closed".into()));
+        };
+        d.watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::Watcher(format!("cannot watch {}: {e}", dir.display())))
     }
 
     fn untrack(&self, host: &Path) {
@@ -265,17 +306,31 @@ impl Inner {
         if tracking.files.remove(host).is_none() {
             return;
         }
-        let Some(dir) = host.parent() else { return };
-        let Some(count) = tracking.dirs.get_mut(dir) else {
-            return;
-        };
-        *count -= 1;
-        if *count == 0 {
-            tracking.dirs.remove(dir);
-            if let Some(d) = lock(&self.debouncer).as_mut() {
-                // The directory may already be gone (and its watch with it).
-                let _ = d.unwatch(dir);
+        if let Some(dir) = host.parent() {
+            tracking.release_dir(dir, &self.debouncer);
+        }
+        let targets: Vec<PathBuf> = tracking
+            .targets
+            .iter()
+            .filter(|(_, link)| *link == host)
+            .map(|(t, _)| t.clone())
+            .collect();
+        for t in targets {
+            tracking.targets.remove(&t);
+            if let Some(dir) = t.parent() {
+                tracking.release_dir(dir, &self.debouncer);
             }
+        }
+    }
+
+    /// The tracked path an event path stands for: itself, or the symlink
+    /// whose target it is.
+    fn tracked_for(&self, path: &Path) -> Option<PathBuf> {
+        let tracking = lock(&self.tracking);
+        if tracking.files.contains_key(path) {
+            Some(path.to_path_buf())
+        } else {
+            tracking.targets.get(path).cloned()
         }
     }
 
@@ -346,17 +401,16 @@ impl Inner {
                     handled.push(from);
                     handled.push(to);
                 }
-                Some(_) => {
-                    // The old path is back already (a backup-and-rewrite
-                    // save): an ordinary change there.
-                    push(&mut check, &from);
-                    push(&mut check, &to);
-                }
-                None => push(&mut check, &to),
+                // Not a move of a tracked file (or its old path is back
+                // already, as in a backup-and-rewrite save): ordinary
+                // changes at both paths.
+                _ => mentioned.extend([from, to]),
             }
         }
         for p in mentioned {
-            push(&mut check, &p);
+            if let Some(tracked) = self.tracked_for(&p) {
+                push(&mut check, &tracked);
+            }
         }
         for p in check {
             if self.is_closed() {
