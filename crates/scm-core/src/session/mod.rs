@@ -1,1 +1,879 @@
 //! Session engine: sets, auto-collapse policy, persistence, resume.
+//!
+//! One [`Session`] per agent session; many may share one `Arc<dyn Store>`.
+//! Agent operations mutate in-memory state synchronously and queue store
+//! writes; [`Session::flush`] submits everything queued in **one**
+//! transaction. `transform_context` and every async agent operation end with
+//! a flush, so the session document is written at most once per call.
+//!
+//! For a binding that keeps the session behind a mutex, every async method
+//! has a split form that never needs the lock across an await:
+//! [`Session::ingest_and_assemble`] / [`Session::take_pending`] →
+//! [`PendingWrite::submit`] (needs only the store) → [`Session::apply_receipt`]
+//! (or [`Session::restore_pending`] on failure); agent reads go through
+//! [`Session::indexer`] and then `apply_*`.
+//!
+//! Sets (SSOT §3.1) hold content objects (`file`, `toolcall`) only:
+//! `session_index` (append-only), `metadata_pool`, `active_set`,
+//! `pinned_set`, all insertion-ordered.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::context::assembly::{self, ActiveBlock, AssemblyInput};
+use crate::context::chat::Turn;
+use crate::context::ingest::Cursor;
+use crate::context::static_refs::{ModelCallRecord, ShownRef};
+use crate::error::{Error, Result};
+use crate::fs::indexer::Indexer;
+use crate::fs::resolver::{ResolvedPath, Resolver};
+use crate::fs::watcher::{WatchEvent, Watcher};
+use crate::model::{
+    assigned_document, chat_object_id, session_object_id, system_prompt_object_id, type_of,
+    FilesystemSource, ObjectType,
+};
+use crate::store::{AsOf, Document, Store, TxOp, TxReceipt, Version, ID_KEY};
+
+pub use crate::context::assembly::{Layout, RenderOptions};
+pub use policy::{CollapsePolicy, UseWindow};
+pub use sets::OrderedSet;
+
+pub mod discovery;
+mod ingest;
+mod ops;
+pub mod policy;
+mod reconstruct;
+mod resume;
+pub mod sets;
+
+pub use ops::{DiscoveryPlan, FileOp};
+pub use reconstruct::ReconstructPlan;
+
+/// How a session is opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionOptions {
+    /// The harness's session id (pi: a UUIDv7). Keys `session:<id>`,
+    /// `chat:<id>`, `system_prompt:<id>` and namespaces toolcall ids.
+    pub session_id: String,
+    /// Set (or replace) the system prompt; None keeps a resumed one.
+    pub system_prompt: Option<String>,
+    pub policy: CollapsePolicy,
+    pub layout: Layout,
+    pub render: RenderOptions,
+    /// Track indexed files with a watcher (needs a tokio runtime).
+    pub watch: bool,
+    /// On resume, read discovery stubs whose source exists (implementation
+    /// plan §5 "Session resume", step 3). Vanished stubs always get a
+    /// deletion version.
+    pub resume_upgrades_stubs: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        Self {
+            session_id: String::new(),
+            system_prompt: None,
+            policy: CollapsePolicy::default(),
+            layout: Layout::default(),
+            render: RenderOptions::default(),
+            watch: false,
+            resume_upgrades_stubs: true,
+        }
+    }
+}
+
+impl SessionOptions {
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The answer to an agent operation. Failures the agent can act on (unknown
+/// id, unreadable file, infrastructure object) are `ok: false` with a coded
+/// reason, never an `Err`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpResult {
+    pub ok: bool,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The error code when `ok` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl OpResult {
+    pub fn success(message: impl Into<String>, id: Option<String>) -> Self {
+        Self {
+            ok: true,
+            message: message.into(),
+            id,
+            code: None,
+        }
+    }
+
+    pub fn failure(err: &Error, id: Option<String>) -> Self {
+        Self {
+            ok: false,
+            message: err.to_string(),
+            id,
+            code: Some(err.code().to_string()),
+        }
+    }
+}
+
+/// One metadata pool entry as the user (not the model) sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolEntry {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub object_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub char_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// File state: present, stub, deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+/// The session's sets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub session_index: Vec<String>,
+    pub metadata_pool: Vec<PoolEntry>,
+    pub active_set: Vec<String>,
+    pub pinned_set: Vec<String>,
+}
+
+/// Writes taken out of a session, to submit without holding the session.
+#[derive(Debug)]
+pub struct PendingWrite {
+    ops: Vec<TxOp>,
+    /// (id, object_hash) of every object version in `ops`.
+    written: Vec<(String, String)>,
+    session: bool,
+    chat: bool,
+    system_prompt: bool,
+    /// Model call records covered by this write.
+    records: usize,
+}
+
+impl PendingWrite {
+    /// Submits the queued operations as one transaction (once).
+    pub async fn submit(&mut self, store: &dyn Store) -> Result<TxReceipt> {
+        let ops = std::mem::take(&mut self.ops);
+        let receipt = store.submit(ops).await?;
+        if !receipt.committed {
+            return Err(Error::Internal(
+                "session write aborted although it has no match guard".into(),
+            ));
+        }
+        Ok(receipt)
+    }
+
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// A cached object version; `tx` is the transaction at which it is known to
+/// be current (None: not known yet — the next flush's transaction).
+#[derive(Debug, Clone)]
+struct Cached {
+    doc: Document,
+    tx: Option<i64>,
+}
+
+impl Cached {
+    fn str(&self, k: &str) -> Option<&str> {
+        self.doc.get(k).and_then(Value::as_str)
+    }
+    fn object_type(&self) -> Option<ObjectType> {
+        type_of(&self.doc)
+    }
+    fn object_hash(&self) -> &str {
+        self.str("object_hash").unwrap_or_default()
+    }
+    fn is_stub(&self) -> bool {
+        self.object_type() == Some(ObjectType::File) && self.str("state") == Some("stub")
+    }
+    fn source(&self) -> Option<FilesystemSource> {
+        self.doc.get("source").and_then(FilesystemSource::from_json)
+    }
+}
+
+/// Live chat state: turns plus what is derived from them incrementally.
+#[derive(Debug, Default)]
+struct ChatState {
+    turns: Vec<Turn>,
+    /// Rendered chat messages (toolcall_refs), append-only.
+    rendered: Vec<Value>,
+    /// Assistant messages with unresolved tool calls:
+    /// (rendered index, turn, message index).
+    open: Vec<(usize, usize, usize)>,
+    /// Unresolved tool calls by harness id, oldest first:
+    /// (turn, message index, call position).
+    pending_calls: HashMap<String, VecDeque<(usize, usize, usize)>>,
+    /// Tool results seen per harness id (repeats get `:2`, `:3` …).
+    call_counts: HashMap<String, u32>,
+    /// Harness id → toolcall object ids, oldest first.
+    by_call_id: HashMap<String, Vec<String>>,
+    toolcall_refs: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    docs: OrderedSet,
+    session: bool,
+    chat: bool,
+    system_prompt: bool,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.docs.is_empty() && !self.session && !self.chat && !self.system_prompt
+    }
+}
+
+struct WatchState {
+    watcher: Watcher,
+    rx: Receiver<WatchEvent>,
+    tracked: HashSet<String>,
+}
+
+/// One agent session. See the module docs.
+pub struct Session {
+    store: Arc<dyn Store>,
+    indexer: Arc<Indexer>,
+    options: SessionOptions,
+    session_doc_id: String,
+    chat_id: String,
+    system_prompt_id: String,
+    system_prompt: Option<Cached>,
+    session_index: OrderedSet,
+    metadata_pool: OrderedSet,
+    active_set: OrderedSet,
+    pinned_set: OrderedSet,
+    objects: HashMap<String, Cached>,
+    /// Rendered pool lines, aligned with `metadata_pool`.
+    pool_lines: Vec<String>,
+    /// `pool_lines` joined; rebuilt only when a line changes.
+    pool_text: String,
+    pool_text_valid: bool,
+    chat: ChatState,
+    cursor: Cursor,
+    uses: UseWindow,
+    calls: Vec<ModelCallRecord>,
+    /// Object hash last written into a model call record, per id.
+    recorded: HashMap<String, String>,
+    /// Pool objects (and the system prompt) whose shown version changed
+    /// since the last record.
+    dirty_versions: OrderedSet,
+    pending: Pending,
+    watch: Option<WatchState>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("session_id", &self.options.session_id)
+            .field("session_index", &self.session_index.len())
+            .field("active_set", &self.active_set.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    fn empty(store: Arc<dyn Store>, indexer: Arc<Indexer>, options: SessionOptions) -> Self {
+        let sid = options.session_id.clone();
+        Self {
+            store,
+            indexer,
+            session_doc_id: session_object_id(&sid),
+            chat_id: chat_object_id(&sid),
+            system_prompt_id: system_prompt_object_id(&sid),
+            options,
+            system_prompt: None,
+            session_index: OrderedSet::new(),
+            metadata_pool: OrderedSet::new(),
+            active_set: OrderedSet::new(),
+            pinned_set: OrderedSet::new(),
+            objects: HashMap::new(),
+            pool_lines: Vec::new(),
+            pool_text: String::new(),
+            pool_text_valid: true,
+            chat: ChatState::default(),
+            cursor: Cursor::default(),
+            uses: UseWindow::default(),
+            calls: Vec::new(),
+            recorded: HashMap::new(),
+            dirty_versions: OrderedSet::new(),
+            pending: Pending::default(),
+            watch: None,
+            closed: false,
+        }
+    }
+
+    // ---- accessors ----
+
+    pub fn session_id(&self) -> &str {
+        &self.options.session_id
+    }
+
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    pub fn indexer(&self) -> Arc<Indexer> {
+        self.indexer.clone()
+    }
+
+    fn resolver(&self) -> &Resolver {
+        &self.indexer.resolver
+    }
+
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system_prompt.as_ref().and_then(|c| c.str("content"))
+    }
+
+    /// Number of chat turns (see [`policy`] for the definition of a turn).
+    pub fn turn_count(&self) -> usize {
+        self.chat.turns.len()
+    }
+
+    /// Harness messages consumed by the cursor after the last call.
+    pub fn cursor(&self) -> usize {
+        self.cursor.consumed
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    fn ensure_open(&self) -> Result<()> {
+        if self.closed {
+            Err(Error::SessionClosed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The sets, with each pool object's metadata.
+    pub fn snapshot(&self) -> SessionSnapshot {
+        let resolver = self.resolver();
+        let metadata_pool = self
+            .metadata_pool
+            .iter()
+            .map(|id| {
+                let c = self.objects.get(id);
+                let s = |k: &str| c.and_then(|c| c.str(k)).map(str::to_string);
+                let object_type = s("type").unwrap_or_else(|| "unknown".into());
+                let is_file = object_type == "file";
+                PoolEntry {
+                    id: id.clone(),
+                    path: c
+                        .and_then(Cached::source)
+                        .map(|src| resolver.agent_path(&src)),
+                    file_type: if is_file { s("file_type") } else { None },
+                    char_count: if is_file {
+                        c.and_then(|c| c.doc.get("char_count"))
+                            .and_then(Value::as_u64)
+                    } else {
+                        c.map(|c| crate::model::char_count_of(c.str("content")))
+                    },
+                    tool: s("tool"),
+                    status: s("status"),
+                    state: if is_file { s("state") } else { None },
+                    object_type,
+                }
+            })
+            .collect();
+        SessionSnapshot {
+            session_index: self.session_index.to_vec(),
+            metadata_pool,
+            active_set: self.active_set.to_vec(),
+            pinned_set: self.pinned_set.to_vec(),
+        }
+    }
+
+    /// The session's records of what each model call showed (expanded).
+    pub fn model_call_count(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The exact versions call `call_index` showed: the system prompt, every
+    /// pool object and therefore every active one.
+    pub fn shown(&self, call_index: usize) -> Option<Vec<ShownRef>> {
+        let record = self.calls.get(call_index)?;
+        let mut latest: HashMap<&str, ShownRef> = HashMap::new();
+        for r in &self.calls[..=call_index] {
+            for v in &r.versions {
+                latest.insert(
+                    &v.id,
+                    ShownRef {
+                        id: v.id.clone(),
+                        tx_id: v.tx_id.or(r.basis_tx),
+                        object_hash: v.object_hash.clone(),
+                        content_hash: v.content_hash.clone(),
+                    },
+                );
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(sp) = latest.remove(self.system_prompt_id.as_str()) {
+            out.push(sp);
+        }
+        for id in &self.metadata_pool.as_slice()[..record.pool_len] {
+            if let Some(r) = latest.remove(id.as_str()) {
+                out.push(r);
+            }
+        }
+        Some(out)
+    }
+
+    /// The raw model call record.
+    pub fn model_call(&self, call_index: usize) -> Option<&ModelCallRecord> {
+        self.calls.get(call_index)
+    }
+
+    // ---- store pass-throughs ----
+
+    pub async fn get_object(&self, id: &str) -> Result<Option<Document>> {
+        self.store.get(id).await
+    }
+
+    pub async fn history(&self, id: &str) -> Result<Vec<Version>> {
+        self.store.history(id).await
+    }
+
+    pub async fn get_object_as_of(&self, id: &str, tx_id: i64) -> Result<Option<Document>> {
+        self.store.get_as_of(id, AsOf::TxId(tx_id)).await
+    }
+
+    // ---- cache and sets ----
+
+    fn display_path_fn(&self) -> impl Fn(&FilesystemSource) -> String + '_ {
+        let r = self.resolver();
+        move |s: &FilesystemSource| r.display_path(s)
+    }
+
+    fn render_pool_line(&self, id: &str) -> String {
+        match self.objects.get(id) {
+            Some(c) => assembly::pool_line(&c.doc, &self.display_path_fn()),
+            None => format!("- id={id} [missing]"),
+        }
+    }
+
+    /// Caches `doc` as the latest version of its object; `write` queues it.
+    fn put_object(&mut self, doc: Document, tx: Option<i64>, write: bool) {
+        let Some(id) = doc.get(ID_KEY).and_then(Value::as_str).map(str::to_string) else {
+            return;
+        };
+        let changed = self
+            .objects
+            .get(&id)
+            .is_none_or(|c| c.doc.get("object_hash") != doc.get("object_hash"));
+        if !changed {
+            // Same version: keep the better-known tx, refresh descriptive fields.
+            if let Some(c) = self.objects.get_mut(&id) {
+                c.tx = c.tx.or(tx);
+                c.doc = doc;
+            }
+            return;
+        }
+        self.objects.insert(id.clone(), Cached { doc, tx });
+        if write {
+            self.pending.docs.insert(id.clone());
+        }
+        if let Some(pos) = self.metadata_pool.position(&id) {
+            let line = self.render_pool_line(&id);
+            if self.pool_lines[pos] != line {
+                self.pool_lines[pos] = line;
+                self.pool_text_valid = false;
+            }
+            self.dirty_versions.insert(id);
+        }
+    }
+
+    fn pool_insert(&mut self, id: &str) {
+        if !self.metadata_pool.insert(id) {
+            return;
+        }
+        let line = self.render_pool_line(id);
+        if self.pool_text_valid {
+            if !self.pool_text.is_empty() {
+                self.pool_text.push('\n');
+            }
+            self.pool_text.push_str(&line);
+        }
+        self.pool_lines.push(line);
+        self.dirty_versions.insert(id);
+        self.pending.session = true;
+    }
+
+    /// Adds a content object to the session index, the pool and (optionally)
+    /// the active set.
+    fn enter(&mut self, id: &str, pool: bool, active: bool) {
+        if self.session_index.insert(id) {
+            self.pending.session = true;
+        }
+        if pool || active {
+            self.pool_insert(id);
+        }
+        if active && self.active_set.insert(id) {
+            self.pending.session = true;
+        }
+    }
+
+    fn current_turn(&self) -> usize {
+        self.chat.turns.len().saturating_sub(1)
+    }
+
+    fn record_use(&mut self, id: &str) {
+        let turn = self.current_turn();
+        self.uses.record(turn, id, self.options.policy.turns_back);
+        self.pending.session = true;
+    }
+
+    fn pool_text(&mut self) -> &str {
+        if !self.pool_text_valid {
+            self.pool_text = self.pool_lines.join("\n");
+            self.pool_text_valid = true;
+        }
+        &self.pool_text
+    }
+
+    // ---- watcher ----
+
+    fn track(&mut self, id: &str) {
+        let Some(w) = self.watch.as_mut() else {
+            return;
+        };
+        if w.tracked.contains(id) {
+            return;
+        }
+        let Some(c) = self.objects.get(id) else {
+            return;
+        };
+        if c.object_type() != Some(ObjectType::File) || c.is_stub() {
+            return;
+        }
+        let Some(source) = c.source() else {
+            return;
+        };
+        let resolver = &self.indexer.resolver;
+        if !resolver.is_watchable(&source) {
+            return;
+        }
+        let resolved = ResolvedPath {
+            host_path: resolver.host_path(&source),
+            watchable: true,
+            source,
+        };
+        match w.watcher.track(&resolved) {
+            Ok(()) => {
+                w.tracked.insert(id.to_string());
+            }
+            Err(e) => tracing::warn!(id, error = %e, "cannot track file"),
+        }
+    }
+
+    /// Applies the tracker events received so far to the metadata/content
+    /// cache (never to the sets) and says how many there were. Every
+    /// operation and `transform_context` does this first.
+    pub fn poll_watch(&mut self) -> usize {
+        self.drain_watch()
+    }
+
+    fn drain_watch(&mut self) -> usize {
+        let Some(w) = self.watch.as_ref() else {
+            return 0;
+        };
+        let events: Vec<WatchEvent> = w.rx.try_iter().collect();
+        let n = events.len();
+        for ev in events {
+            match ev {
+                WatchEvent::Updated { object_id, doc } | WatchEvent::Deleted { object_id, doc } => {
+                    if self.objects.contains_key(&object_id) {
+                        self.put_object(doc, None, false);
+                    }
+                }
+                WatchEvent::Renamed {
+                    from_id,
+                    to_id,
+                    to_doc,
+                } => {
+                    if let Some(src) = self.objects.get(&from_id).and_then(Cached::source) {
+                        let mut gone =
+                            crate::model::file_document(&src, crate::model::FilePayload::Deleted);
+                        gone.insert(
+                            crate::fs::indexer::RENAMED_TO.into(),
+                            Value::String(to_id.clone()),
+                        );
+                        self.put_object(gone, None, false);
+                    }
+                    if self.objects.contains_key(&to_id) {
+                        self.put_object(to_doc, None, false);
+                    }
+                }
+                WatchEvent::Error { message } => {
+                    tracing::warn!(session = %self.options.session_id, %message, "watcher")
+                }
+            }
+        }
+        n
+    }
+
+    // ---- persistence ----
+
+    fn set_system_prompt_doc(&mut self, prompt: &str) {
+        if self.system_prompt() == Some(prompt) {
+            return;
+        }
+        let doc = assigned_document(
+            &self.system_prompt_id,
+            ObjectType::SystemPrompt,
+            Some(prompt.to_string()),
+            Map::new(),
+        );
+        self.system_prompt = Some(Cached { doc, tx: None });
+        self.pending.system_prompt = true;
+        self.dirty_versions.insert(self.system_prompt_id.clone());
+    }
+
+    /// Sets or replaces the system prompt (written at the next flush).
+    pub fn set_system_prompt(&mut self, prompt: &str) -> Result<()> {
+        self.ensure_open()?;
+        self.set_system_prompt_doc(prompt);
+        Ok(())
+    }
+
+    fn session_doc(&self) -> Document {
+        let mut f = Map::new();
+        let ids = |s: &OrderedSet| Value::from(s.to_vec());
+        f.insert("session_id".into(), self.options.session_id.clone().into());
+        f.insert("chat_ref".into(), self.chat_id.clone().into());
+        f.insert(
+            "system_prompt_ref".into(),
+            self.system_prompt_id.clone().into(),
+        );
+        f.insert("session_index".into(), ids(&self.session_index));
+        f.insert("metadata_pool".into(), ids(&self.metadata_pool));
+        f.insert("active_set".into(), ids(&self.active_set));
+        f.insert("pinned_set".into(), ids(&self.pinned_set));
+        let mut doc = assigned_document(&self.session_doc_id, ObjectType::Session, None, f);
+        // Descriptive (unhashed): the collapse window, so a resumed session
+        // keeps collapsing exactly where it left off.
+        doc.insert(
+            "recent_use".into(),
+            serde_json::to_value(&self.uses).unwrap_or(Value::Null),
+        );
+        doc
+    }
+
+    fn chat_doc(&self) -> Document {
+        let mut f = Map::new();
+        f.insert(
+            "turns".into(),
+            serde_json::to_value(&self.chat.turns).unwrap_or(Value::Null),
+        );
+        f.insert("session_ref".into(), self.session_doc_id.clone().into());
+        f.insert("turn_count".into(), self.chat.turns.len().into());
+        f.insert(
+            "toolcall_refs".into(),
+            Value::from(self.chat.toolcall_refs.clone()),
+        );
+        let mut doc = assigned_document(&self.chat_id, ObjectType::Chat, Some(String::new()), f);
+        // Descriptive (unhashed): the cursor and the static references.
+        doc.insert(
+            "cursor".into(),
+            serde_json::json!({"consumed": self.cursor.consumed, "last_fp": self.cursor.last_fp}),
+        );
+        doc.insert(
+            "model_calls".into(),
+            serde_json::to_value(&self.calls).unwrap_or(Value::Null),
+        );
+        doc
+    }
+
+    /// Takes every queued write as one transaction's worth of operations.
+    pub fn take_pending(&mut self) -> Option<PendingWrite> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let mut ops = Vec::new();
+        let mut written = Vec::new();
+        for id in pending.docs.iter() {
+            if let Some(c) = self.objects.get(id) {
+                written.push((id.clone(), c.object_hash().to_string()));
+                ops.push(TxOp::Put(c.doc.clone()));
+            }
+        }
+        if pending.system_prompt {
+            if let Some(c) = &self.system_prompt {
+                written.push((self.system_prompt_id.clone(), c.object_hash().to_string()));
+                ops.push(TxOp::Put(c.doc.clone()));
+            }
+        }
+        if pending.chat {
+            ops.push(TxOp::Put(self.chat_doc()));
+        }
+        if pending.session {
+            ops.push(TxOp::Put(self.session_doc()));
+        }
+        Some(PendingWrite {
+            ops,
+            written,
+            session: pending.session,
+            chat: pending.chat,
+            system_prompt: pending.system_prompt,
+            records: self.calls.len(),
+        })
+    }
+
+    /// Records a landed write: the written versions are current as of it.
+    pub fn apply_receipt(&mut self, pending: &PendingWrite, receipt: &TxReceipt) {
+        for (id, hash) in &pending.written {
+            let cached = if *id == self.system_prompt_id {
+                self.system_prompt.as_mut()
+            } else {
+                self.objects.get_mut(id)
+            };
+            if let Some(c) = cached.filter(|c| c.object_hash() == hash) {
+                c.tx = Some(receipt.tx_id);
+            }
+        }
+        if pending.chat {
+            for r in self.calls[..pending.records].iter_mut().rev() {
+                if r.basis_tx.is_some() {
+                    break;
+                }
+                r.basis_tx = Some(receipt.tx_id);
+            }
+        }
+    }
+
+    /// Re-queues a write that failed, so the next flush retries it.
+    pub fn restore_pending(&mut self, pending: PendingWrite) {
+        for (id, _) in pending.written {
+            if id == self.system_prompt_id {
+                self.pending.system_prompt = true;
+            } else {
+                self.pending.docs.insert(id);
+            }
+        }
+        self.pending.session |= pending.session;
+        self.pending.chat |= pending.chat;
+        self.pending.system_prompt |= pending.system_prompt;
+    }
+
+    /// Whether writes are queued.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Submits every queued write in one transaction.
+    pub async fn flush(&mut self) -> Result<Option<TxReceipt>> {
+        let Some(mut p) = self.take_pending() else {
+            return Ok(None);
+        };
+        match p.submit(&*self.store).await {
+            Ok(r) => {
+                self.apply_receipt(&p, &r);
+                Ok(Some(r))
+            }
+            Err(e) => {
+                self.restore_pending(p);
+                Err(e)
+            }
+        }
+    }
+
+    /// Flushes and stops the watcher. Later operations fail with
+    /// `SESSION_CLOSED`; closing twice is fine.
+    pub async fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        self.drain_watch();
+        self.flush().await?;
+        if let Some(w) = self.watch.take() {
+            w.watcher.close();
+        }
+        self.closed = true;
+        Ok(())
+    }
+
+    // ---- assembly ----
+
+    /// The assembly input of the current state (immutable view).
+    fn assemble_now(&mut self) -> Vec<Value> {
+        self.pool_text();
+        let display = self.display_path_fn();
+        let blocks: Vec<ActiveBlock<'_>> = self
+            .active_set
+            .iter()
+            .filter_map(|id| {
+                let c = self.objects.get(id)?;
+                Some(ActiveBlock {
+                    id,
+                    content_hash: c.str("content_hash"),
+                    body: assembly::active_body(&c.doc, &display),
+                })
+            })
+            .collect();
+        let open: Vec<(usize, Vec<crate::context::chat::ToolCallEntry>)> = self
+            .chat
+            .open
+            .iter()
+            .map(|&(r, t, m)| {
+                let calls = self.chat.turns[t].messages[m]
+                    .tool_calls
+                    .iter()
+                    .flatten()
+                    .filter(|c| c.toolcall_id.is_none())
+                    .cloned()
+                    .collect();
+                (r, calls)
+            })
+            .collect();
+        let missing = crate::context::chat::missing_positions(&self.chat.rendered, &open);
+        let input = AssemblyInput {
+            system_prompt: self.system_prompt(),
+            pool_lines: &self.pool_text,
+            chat: &self.chat.rendered,
+            missing: &missing,
+            active: &blocks,
+        };
+        assembly::assemble(self.options.layout, &self.options.render, &input)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(w) = self.watch.take() {
+            w.watcher.close();
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The chat object's turns and how they render back into pi-ai messages.
+//!
+//! Tool-call *arguments* live in the toolcall objects (`args`), not in the
+//! chat document; a call whose result has not arrived yet keeps its arguments
+//! here until it does. Assistant content parts are kept in order with their
+//! provider fields (thinking signatures must round-trip), minus `arguments`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// One turn: a user message and every model call until the next one.
+/// Messages before the first user message form turn 0 with `user: None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub index: usize,
+    pub user: Option<UserEntry>,
+    pub messages: Vec<MessageEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserEntry {
+    /// As the harness sent it (string or parts).
+    pub content: Value,
+    #[serde(default)]
+    pub timestamp: Value,
+    pub fp: String,
+}
+
+/// A tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallEntry {
+    pub call_id: String,
+    pub name: String,
+    /// The toolcall object holding its result (and `args`); None until the
+    /// result arrives.
+    pub toolcall_id: Option<String>,
+    /// Only while `toolcall_id` is None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// A non-user message of a turn. Which fields are set depends on `role`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageEntry {
+    pub role: String,
+    pub fp: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub timestamp: Value,
+    /// assistant: content parts (toolCall parts without `arguments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallEntry>>,
+    /// assistant: api, provider, model, usage, stopReason and any other field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+    /// toolResult fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolcall_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// A result with no matching tool call: kept as an object, not rendered
+    /// (a provider rejects a tool result without its call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatched: Option<bool>,
+    /// Consumed but not rendered (bashExecution, custom, summaries, system,
+    /// unknown roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<bool>,
+}
+
+/// The text that stands in for a tool result in the chat.
+pub fn toolcall_ref_text(toolcall_id: &str, tool: &str, is_error: bool) -> String {
+    format!(
+        "toolcall_ref id={toolcall_id} tool={tool} status={}",
+        if is_error { "fail" } else { "ok" }
+    )
+}
+
+pub fn render_user(u: &UserEntry) -> Value {
+    let mut m = Map::new();
+    m.insert("role".into(), "user".into());
+    m.insert("content".into(), u.content.clone());
+    if !u.timestamp.is_null() {
+        m.insert("timestamp".into(), u.timestamp.clone());
+    }
+    Value::Object(m)
+}
+
+/// An assistant message with its tool calls' arguments restored by `args`.
+pub fn render_assistant(entry: &MessageEntry, args: impl Fn(&ToolCallEntry) -> Value) -> Value {
+    let calls = entry.tool_calls.as_deref().unwrap_or_default();
+    let mut k = 0;
+    let content: Vec<Value> = entry
+        .content
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|part| {
+            if part.get("type").and_then(Value::as_str) != Some("toolCall") {
+                return part.clone();
+            }
+            let mut p = part.clone();
+            if let (Some(obj), Some(call)) = (p.as_object_mut(), calls.get(k)) {
+                obj.insert("arguments".into(), args(call));
+            }
+            k += 1;
+            p
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("role".into(), "assistant".into());
+    m.insert("content".into(), Value::Array(content));
+    if let Some(meta) = &entry.meta {
+        for (k, v) in meta {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    if !entry.timestamp.is_null() {
+        m.insert("timestamp".into(), entry.timestamp.clone());
+    }
+    Value::Object(m)
+}
+
+/// A tool result as a `toolcall_ref`; None for unmatched results.
+pub fn render_tool_result(entry: &MessageEntry) -> Option<Value> {
+    if entry.unmatched == Some(true) {
+        return None;
+    }
+    let id = entry.toolcall_id.as_deref()?;
+    let tool = entry.tool.as_deref().unwrap_or_default();
+    let is_error = entry.is_error.unwrap_or(false);
+    let mut m = Map::new();
+    m.insert("role".into(), "toolResult".into());
+    m.insert("toolCallId".into(), entry.call_id.clone().into());
+    m.insert("toolName".into(), tool.into());
+    m.insert(
+        "content".into(),
+        json!([{"type": "text", "text": toolcall_ref_text(id, tool, is_error)}]),
+    );
+    m.insert("isError".into(), is_error.into());
+    if !entry.timestamp.is_null() {
+        m.insert("timestamp".into(), entry.timestamp.clone());
+    }
+    Some(Value::Object(m))
+}
+
+/// The result that stands in for a tool call whose result never arrived, so
+/// every tool call keeps a matching result.
+pub fn render_missing_result(call: &ToolCallEntry) -> Value {
+    json!({
+        "role": "toolResult",
+        "toolCallId": call.call_id,
+        "toolName": call.name,
+        "content": [{"type": "text", "text": format!("no result was recorded for tool call {}", call.call_id)}],
+        "isError": true,
+    })
+}
+
+/// The rendered chat: messages in order, plus the missing results to insert
+/// (position in `messages` before which they go).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderedChat {
+    pub messages: Vec<Value>,
+    pub missing: Vec<(usize, Value)>,
+}
+
+/// Renders turns (used by reconstruction; the live session keeps the same
+/// rendering incrementally). `args` yields a resolved call's arguments.
+pub fn render_turns(turns: &[Turn], args: impl Fn(&ToolCallEntry) -> Value) -> RenderedChat {
+    let mut out = RenderedChat::default();
+    // (position of the assistant message, its unresolved calls)
+    let mut open: Vec<(usize, Vec<ToolCallEntry>)> = Vec::new();
+    for turn in turns {
+        if let Some(u) = &turn.user {
+            out.messages.push(render_user(u));
+        }
+        for m in &turn.messages {
+            match m.role.as_str() {
+                "assistant" if m.skipped.is_none() => {
+                    let unresolved: Vec<ToolCallEntry> = m
+                        .tool_calls
+                        .iter()
+                        .flatten()
+                        .filter(|c| c.toolcall_id.is_none())
+                        .cloned()
+                        .collect();
+                    if !unresolved.is_empty() {
+                        open.push((out.messages.len(), unresolved));
+                    }
+                    out.messages.push(render_assistant(m, &args));
+                }
+                "toolResult" => {
+                    if let Some(v) = render_tool_result(m) {
+                        out.messages.push(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.missing = missing_positions(&out.messages, &open);
+    out
+}
+
+/// Where the missing results of `open` assistant messages go: after the run
+/// of tool results that follows each of them.
+pub fn missing_positions(
+    messages: &[Value],
+    open: &[(usize, Vec<ToolCallEntry>)],
+) -> Vec<(usize, Value)> {
+    let mut out = Vec::new();
+    for (at, calls) in open {
+        let mut p = at + 1;
+        while p < messages.len() && messages[p]["role"] == "toolResult" {
+            p += 1;
+        }
+        out.extend(calls.iter().map(|c| (p, render_missing_result(c))));
+    }
+    out.sort_by_key(|(p, _)| *p);
+    out
+}

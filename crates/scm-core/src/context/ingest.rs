@@ -1,0 +1,297 @@
+//! Event ingest: which harness messages are new (memory-system-v0 §22.2).
+//!
+//! The harness hands the whole transcript on every call. We keep a
+//! fingerprint per consumed message, the cursor (how many messages of the last
+//! array were consumed) and the fingerprint of the last consumed message.
+//!
+//! - **Fast path** (the array grew): `messages.len() >= cursor` and the
+//!   message at `cursor - 1` has the remembered fingerprint → the new messages
+//!   are `messages[cursor..]`.
+//! - **Replaced array** (compaction, branch switch, resume, fork): ingest, in
+//!   order, exactly the messages whose fingerprint was never consumed —
+//!   counted as a multiset, so a message that legitimately occurs twice is
+//!   ingested twice — and move the cursor to the end. Nothing new is lost and
+//!   nothing consumed is ingested again.
+//!
+//! The fingerprints are persisted in the chat object, so a resumed session
+//! (new process, full array) re-ingests nothing.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::model::hashing::sha256_hex;
+use crate::model::stable_json::stable_stringify;
+
+/// SHA-256 of the stable JSON of `{content, role, timestamp, toolCallId}`,
+/// content normalised (a string becomes one text part) so a harness that
+/// switches between the two forms does not make a message look new.
+pub fn fingerprint(msg: &Value) -> String {
+    let field = |k: &str| msg.get(k).map_or("null".to_string(), stable_stringify);
+    let content = match msg.get("content") {
+        Some(Value::String(s)) => stable_stringify(&json!([{"type": "text", "text": s}])),
+        Some(v) => stable_stringify(v),
+        None => "null".to_string(),
+    };
+    let mut s = String::with_capacity(content.len() + 128);
+    s.push_str("{\"content\":");
+    s.push_str(&content);
+    s.push_str(",\"role\":");
+    s.push_str(&field("role"));
+    s.push_str(",\"timestamp\":");
+    s.push_str(&field("timestamp"));
+    s.push_str(",\"toolCallId\":");
+    s.push_str(&field("toolCallId"));
+    s.push('}');
+    sha256_hex(s.as_bytes())
+}
+
+/// What a harness message is, for ingest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    User,
+    Assistant,
+    ToolResult,
+    /// Carries the system prompt (pi 1.x `context_with_system`).
+    System,
+    /// bashExecution, custom, compactionSummary, branchSummary, unknown roles:
+    /// recorded as skipped, never rendered.
+    Skipped,
+}
+
+fn invalid(index: usize, reason: impl Into<String>) -> Error {
+    Error::InvalidMessage {
+        index,
+        reason: reason.into(),
+    }
+}
+
+fn check_parts(index: usize, parts: &[Value], what: &str) -> Result<()> {
+    for (i, p) in parts.iter().enumerate() {
+        if !p.get("type").is_some_and(Value::is_string) {
+            return Err(invalid(
+                index,
+                format!("{what} part {i} is not an object with a string `type`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates one message and says what kind it is. Never mutates anything.
+pub fn classify(index: usize, msg: &Value) -> Result<MessageKind> {
+    let Some(obj) = msg.as_object() else {
+        return Err(invalid(index, "not an object"));
+    };
+    let Some(role) = obj.get("role").and_then(Value::as_str) else {
+        return Err(invalid(index, "missing or non-string `role`"));
+    };
+    let content = obj.get("content");
+    let string_or_parts = |what: &str| -> Result<()> {
+        match content {
+            Some(Value::String(_)) => Ok(()),
+            Some(Value::Array(parts)) => check_parts(index, parts, what),
+            _ => Err(invalid(
+                index,
+                format!("{what} `content` must be a string or an array of content parts"),
+            )),
+        }
+    };
+    Ok(match role {
+        "user" => {
+            string_or_parts("user")?;
+            MessageKind::User
+        }
+        "system" => {
+            string_or_parts("system")?;
+            MessageKind::System
+        }
+        "assistant" => {
+            let Some(Value::Array(parts)) = content else {
+                return Err(invalid(
+                    index,
+                    "assistant `content` must be an array of content parts",
+                ));
+            };
+            check_parts(index, parts, "assistant")?;
+            for (i, p) in parts.iter().enumerate() {
+                if p["type"] == "toolCall"
+                    && !(p.get("id").is_some_and(Value::is_string)
+                        && p.get("name").is_some_and(Value::is_string))
+                {
+                    return Err(invalid(
+                        index,
+                        format!("assistant toolCall part {i} needs string `id` and `name`"),
+                    ));
+                }
+            }
+            MessageKind::Assistant
+        }
+        "toolResult" => {
+            if obj
+                .get("toolCallId")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                return Err(invalid(
+                    index,
+                    "toolResult without a non-empty string `toolCallId`",
+                ));
+            }
+            string_or_parts("toolResult")?;
+            if obj
+                .get("isError")
+                .is_some_and(|v| !v.is_boolean() && !v.is_null())
+            {
+                return Err(invalid(index, "toolResult `isError` must be a boolean"));
+            }
+            MessageKind::ToolResult
+        }
+        _ => MessageKind::Skipped,
+    })
+}
+
+/// The new messages of one call: (index in the array, fingerprint).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub new: Vec<(usize, String)>,
+    /// True when the array did not extend the consumed one.
+    pub replaced: bool,
+    /// Fingerprint of the array's last message (None for an empty array).
+    pub last_fp: Option<String>,
+    pub len: usize,
+}
+
+/// Cursor state: consumed fingerprints (multiset), cursor, last fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub consumed: usize,
+    pub last_fp: Option<String>,
+    pub seen: HashMap<String, u32>,
+}
+
+impl Cursor {
+    /// Which messages are new. Pure: `commit` applies it.
+    pub fn select(&self, messages: &[Value]) -> Selection {
+        let c = self.consumed;
+        let fast = if c == 0 {
+            self.seen.is_empty()
+        } else {
+            messages.len() >= c && self.last_fp.as_deref() == Some(&*fingerprint(&messages[c - 1]))
+        };
+        if fast {
+            let new: Vec<(usize, String)> = (c..messages.len())
+                .map(|i| (i, fingerprint(&messages[i])))
+                .collect();
+            let last_fp = match new.last() {
+                Some((_, fp)) => Some(fp.clone()),
+                None => self.last_fp.clone().filter(|_| !messages.is_empty()),
+            };
+            return Selection {
+                new,
+                replaced: false,
+                last_fp,
+                len: messages.len(),
+            };
+        }
+        let mut occurrences: HashMap<String, u32> = HashMap::new();
+        let mut new = Vec::new();
+        let mut last_fp = None;
+        for (i, m) in messages.iter().enumerate() {
+            let fp = fingerprint(m);
+            let n = occurrences.entry(fp.clone()).or_default();
+            *n += 1;
+            if *n > self.seen.get(&fp).copied().unwrap_or(0) {
+                new.push((i, fp.clone()));
+            }
+            last_fp = Some(fp);
+        }
+        Selection {
+            new,
+            replaced: true,
+            last_fp,
+            len: messages.len(),
+        }
+    }
+
+    /// Marks the selection consumed and moves the cursor to the array's end.
+    pub fn commit(&mut self, sel: &Selection) {
+        for (_, fp) in &sel.new {
+            *self.seen.entry(fp.clone()).or_default() += 1;
+        }
+        self.consumed = sel.len;
+        self.last_fp = sel.last_fp.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str, ts: i64) -> Value {
+        json!({"role": "user", "content": text, "timestamp": ts})
+    }
+
+    #[test]
+    fn string_and_single_text_part_fingerprint_alike() {
+        let a = user("hi", 1);
+        let b =
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&user("hi", 2)));
+    }
+
+    #[test]
+    fn fast_path_then_replaced_array() {
+        let mut c = Cursor::default();
+        let msgs = vec![user("a", 1), user("b", 2)];
+        let s = c.select(&msgs);
+        assert!(!s.replaced);
+        assert_eq!(s.new.len(), 2);
+        c.commit(&s);
+        let mut more = msgs.clone();
+        more.push(user("c", 3));
+        let s = c.select(&more);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![2]);
+        c.commit(&s);
+        // Compaction: summary + kept tail + new prompt.
+        let compacted = vec![
+            json!({"role": "compactionSummary", "summary": "…", "timestamp": 9}),
+            user("c", 3),
+            user("d", 4),
+        ];
+        let s = c.select(&compacted);
+        assert!(s.replaced);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 2]);
+    }
+
+    #[test]
+    fn duplicates_count_as_a_multiset() {
+        let mut c = Cursor::default();
+        let s = c.select(&[user("x", 1)]);
+        c.commit(&s);
+        let s = c.select(&[user("y", 0), user("x", 1), user("x", 1)]);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 2]);
+    }
+
+    #[test]
+    fn malformed_messages_are_coded() {
+        for (m, why) in [
+            (json!(3), "not an object"),
+            (json!({"content": "x"}), "role"),
+            (json!({"role": "toolResult", "content": []}), "toolCallId"),
+            (json!({"role": "user", "content": 5}), "content"),
+            (json!({"role": "assistant", "content": "x"}), "assistant"),
+        ] {
+            let e = classify(4, &m).unwrap_err();
+            assert_eq!(e.code(), "INVALID_MESSAGE");
+            assert!(e.to_string().contains(why), "{e}");
+            assert!(e.to_string().contains("index 4"));
+        }
+        assert_eq!(
+            classify(0, &json!({"role": "custom", "x": 1})).unwrap(),
+            MessageKind::Skipped
+        );
+    }
+}

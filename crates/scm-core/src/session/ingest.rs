@@ -1,0 +1,464 @@
+//! Harness messages → chat turns, toolcall objects and set changes; then
+//! auto-collapse, assembly and the static-reference record of the call.
+
+use serde_json::{Map, Value};
+
+use super::{discovery, Session};
+use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
+use crate::context::ingest::{classify, MessageKind};
+use crate::context::static_refs::{ModelCallRecord, VersionRef};
+use crate::error::Result;
+use crate::model::{toolcall_document, ObjectType, ToolcallFields};
+
+/// Tools whose result is a file the session shows as a file object.
+const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
+/// Bound on paths resolved to link a discovery result to its files.
+const MAX_FILE_REFS: usize = 200;
+const ARGS_DISPLAY_CHARS: usize = 120;
+
+/// Text of a tool result: text parts joined with `\n`, images as `[image]`.
+fn result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match p.get("type").and_then(Value::as_str) {
+                Some("text") => p
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                Some("image") => "[image]".to_string(),
+                Some(other) => format!("[{other}]"),
+                None => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn one_line(s: &str, max_chars: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let flat = flat.trim();
+    if flat.chars().count() <= max_chars {
+        flat.to_string()
+    } else {
+        let mut t: String = flat.chars().take(max_chars).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn path_arg(args: &Value) -> Option<&str> {
+    args.get("path")
+        .or_else(|| args.get("file_path"))
+        .and_then(Value::as_str)
+}
+
+/// Short one-line summary of a call's arguments.
+pub(super) fn args_display(tool: &str, args: &Value, context_tool: bool) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str);
+    let shown = match tool {
+        "read" | "write" | "edit" | "ls" => path_arg(args).map(str::to_string),
+        "bash" => s("command").map(str::to_string),
+        "grep" | "find" => s("pattern").map(str::to_string),
+        _ if context_tool => s("id").map(str::to_string).or_else(|| {
+            args.get("ids").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+        }),
+        _ => None,
+    };
+    let shown = shown.unwrap_or_else(|| match args {
+        Value::Null => String::new(),
+        Value::Object(m) if m.is_empty() => String::new(),
+        v => crate::model::stable_json::stable_stringify(v),
+    });
+    one_line(&shown, ARGS_DISPLAY_CHARS)
+}
+
+impl Session {
+    /// Ingests the harness transcript, assembles the context the model sees
+    /// and queues the writes. `transform_context` = this + [`Session::flush`].
+    ///
+    /// A malformed new message → `INVALID_MESSAGE` and nothing changes.
+    pub fn ingest_and_assemble(&mut self, messages: &[Value]) -> Result<Vec<Value>> {
+        self.ensure_open()?;
+        self.drain_watch();
+        self.ingest(messages)?;
+        let out = self.assemble_now();
+        self.record_call();
+        Ok(out)
+    }
+
+    /// Ingest + assemble + one write. See [`Session::ingest_and_assemble`].
+    pub async fn transform_context(&mut self, messages: &[Value]) -> Result<Vec<Value>> {
+        let out = self.ingest_and_assemble(messages)?;
+        self.flush().await?;
+        Ok(out)
+    }
+
+    fn ingest(&mut self, messages: &[Value]) -> Result<()> {
+        let sel = self.cursor.select(messages);
+        // Validate the whole new slice before touching anything.
+        let kinds = sel
+            .new
+            .iter()
+            .map(|(i, _)| classify(*i, &messages[*i]))
+            .collect::<Result<Vec<_>>>()?;
+        for ((i, fp), kind) in sel.new.iter().zip(kinds) {
+            self.ingest_one(&messages[*i], fp.clone(), kind);
+        }
+        let moved = !sel.new.is_empty() || self.cursor.consumed != sel.len;
+        self.cursor.commit(&sel);
+        if moved {
+            self.pending.chat = true;
+        }
+        if !sel.new.is_empty() {
+            self.collapse();
+        }
+        Ok(())
+    }
+
+    fn ensure_turn(&mut self) -> usize {
+        if self.chat.turns.is_empty() {
+            self.chat.turns.push(Turn {
+                index: 0,
+                user: None,
+                messages: Vec::new(),
+            });
+        }
+        self.chat.turns.len() - 1
+    }
+
+    fn push_entry(&mut self, entry: MessageEntry) -> (usize, usize) {
+        let t = self.ensure_turn();
+        let msgs = &mut self.chat.turns[t].messages;
+        msgs.push(entry);
+        (t, msgs.len() - 1)
+    }
+
+    fn ingest_one(&mut self, msg: &Value, fp: String, kind: MessageKind) {
+        let timestamp = msg.get("timestamp").cloned().unwrap_or(Value::Null);
+        let role = msg["role"].as_str().unwrap_or_default().to_string();
+        match kind {
+            MessageKind::User => {
+                let user = UserEntry {
+                    content: msg["content"].clone(),
+                    timestamp,
+                    fp,
+                };
+                self.chat.rendered.push(chat::render_user(&user));
+                let index = self.chat.turns.len();
+                self.chat.turns.push(Turn {
+                    index,
+                    user: Some(user),
+                    messages: Vec::new(),
+                });
+            }
+            MessageKind::System => {
+                let prompt = match &msg["content"] {
+                    Value::String(s) => s.clone(),
+                    v => result_text(Some(v)),
+                };
+                self.set_system_prompt_doc(&prompt);
+                self.push_entry(MessageEntry {
+                    role,
+                    fp,
+                    timestamp,
+                    skipped: Some(true),
+                    ..Default::default()
+                });
+            }
+            MessageKind::Skipped => {
+                self.push_entry(MessageEntry {
+                    role,
+                    fp,
+                    timestamp,
+                    skipped: Some(true),
+                    ..Default::default()
+                });
+            }
+            MessageKind::Assistant => self.ingest_assistant(msg, fp, timestamp),
+            MessageKind::ToolResult => self.ingest_tool_result(msg, fp, timestamp),
+        }
+    }
+
+    fn ingest_assistant(&mut self, msg: &Value, fp: String, timestamp: Value) {
+        let mut parts = Vec::new();
+        let mut calls = Vec::new();
+        for part in msg["content"].as_array().into_iter().flatten() {
+            if part["type"] == "toolCall" {
+                let mut p = part.clone();
+                let arguments = p
+                    .as_object_mut()
+                    .and_then(|o| o.remove("arguments"))
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                calls.push(ToolCallEntry {
+                    call_id: part["id"].as_str().unwrap_or_default().to_string(),
+                    name: part["name"].as_str().unwrap_or_default().to_string(),
+                    toolcall_id: None,
+                    arguments: Some(arguments),
+                });
+                parts.push(p);
+            } else {
+                parts.push(part.clone());
+            }
+        }
+        let meta: Map<String, Value> = msg
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "role" | "content" | "timestamp"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let has_calls = !calls.is_empty();
+        let entry = MessageEntry {
+            role: "assistant".into(),
+            fp,
+            timestamp,
+            content: Some(parts),
+            tool_calls: has_calls.then_some(calls),
+            meta: Some(meta),
+            ..Default::default()
+        };
+        let rendered = chat::render_assistant(&entry, |c| {
+            c.arguments
+                .clone()
+                .unwrap_or_else(|| Value::Object(Map::new()))
+        });
+        let ridx = self.chat.rendered.len();
+        self.chat.rendered.push(rendered);
+        let (t, m) = self.push_entry(entry);
+        if has_calls {
+            self.chat.open.push((ridx, t, m));
+            let calls = self.chat.turns[t].messages[m].tool_calls.as_ref().unwrap();
+            for (k, c) in calls.iter().enumerate() {
+                self.chat
+                    .pending_calls
+                    .entry(c.call_id.clone())
+                    .or_default()
+                    .push_back((t, m, k));
+            }
+        }
+    }
+
+    /// A fresh toolcall object id for harness call `call_id`.
+    fn next_toolcall_id(&mut self, call_id: &str) -> String {
+        let base = format!("toolcall:{}:{}", self.options.session_id, call_id);
+        loop {
+            let n = self
+                .chat
+                .call_counts
+                .entry(call_id.to_string())
+                .or_default();
+            *n += 1;
+            let id = if *n == 1 {
+                base.clone()
+            } else {
+                format!("{base}:{n}")
+            };
+            // A harness id that itself ends in `:2` must not collide.
+            if !self.objects.contains_key(&id) && !self.session_index.contains(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn ingest_tool_result(&mut self, msg: &Value, fp: String, timestamp: Value) {
+        let call_id = msg["toolCallId"].as_str().unwrap_or_default().to_string();
+        let matched = self
+            .chat
+            .pending_calls
+            .get_mut(&call_id)
+            .and_then(|q| q.pop_front());
+        if self
+            .chat
+            .pending_calls
+            .get(&call_id)
+            .is_some_and(|q| q.is_empty())
+        {
+            self.chat.pending_calls.remove(&call_id);
+        }
+        let call = matched.map(|(t, m, k)| {
+            self.chat.turns[t].messages[m].tool_calls.as_ref().unwrap()[k].clone()
+        });
+        let tool = msg
+            .get("toolName")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| call.as_ref().map(|c| c.name.clone()))
+            .unwrap_or_else(|| "unknown".into());
+        let args = call
+            .as_ref()
+            .and_then(|c| c.arguments.clone())
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let content = result_text(msg.get("content"));
+        let id = self.next_toolcall_id(&call_id);
+        let context_tool = self.options.policy.is_context_tool(&tool);
+        let file_refs = self.file_refs(&tool, &args, &content);
+
+        let mut doc = toolcall_document(
+            &id,
+            ToolcallFields {
+                content,
+                tool: tool.clone(),
+                args_display: Some(args_display(&tool, &args, context_tool)),
+                args,
+                status: if is_error { "fail" } else { "ok" }.into(),
+                chat_ref: self.chat_id.clone(),
+                file_refs: (!file_refs.is_empty()).then(|| file_refs.clone()),
+            },
+        );
+        doc.insert("call_id".into(), Value::String(call_id.clone()));
+        self.put_object(doc, None, true);
+
+        // No double injection: a read/write/edit whose file object is active
+        // shows as a toolcall_ref only; the file is what is shown.
+        let file_shown = FILE_TOOLS.contains(&tool.as_str())
+            && !is_error
+            && file_refs.iter().any(|f| self.active_set.contains(f));
+        let activate = !context_tool && !file_shown;
+        // Context-management results carry nothing new: index only.
+        self.enter(&id, !context_tool, activate);
+        if activate {
+            self.record_use(&id);
+        }
+
+        self.chat.toolcall_refs.push(id.clone());
+        self.chat
+            .by_call_id
+            .entry(call_id.clone())
+            .or_default()
+            .push(id.clone());
+        if let Some((t, m, k)) = matched {
+            let calls = self.chat.turns[t].messages[m].tool_calls.as_mut().unwrap();
+            calls[k].toolcall_id = Some(id.clone());
+            calls[k].arguments = None;
+            if calls.iter().all(|c| c.toolcall_id.is_some()) {
+                self.chat.open.retain(|&(_, ot, om)| (ot, om) != (t, m));
+            }
+        }
+        let entry = MessageEntry {
+            role: "toolResult".into(),
+            fp,
+            timestamp,
+            call_id: Some(call_id),
+            toolcall_id: Some(id),
+            tool: Some(tool),
+            is_error: Some(is_error),
+            unmatched: matched.is_none().then_some(true),
+            ..Default::default()
+        };
+        if let Some(v) = chat::render_tool_result(&entry) {
+            self.chat.rendered.push(v);
+        }
+        self.push_entry(entry);
+    }
+
+    /// File objects a tool call touched (resolved ids; discovery results are
+    /// limited to files already in this session).
+    fn file_refs(&self, tool: &str, args: &Value, content: &str) -> Vec<String> {
+        let resolver = self.resolver();
+        let id_of = |p: &str| resolver.resolve(p).ok().map(|r| r.source.file_object_id());
+        let mut out: Vec<String> = Vec::new();
+        match tool {
+            "read" | "write" | "edit" => out.extend(path_arg(args).and_then(id_of)),
+            "ls" | "find" | "grep" => {
+                let base = path_arg(args).unwrap_or(".");
+                for p in discovery::extract_paths(tool, content)
+                    .into_iter()
+                    .take(MAX_FILE_REFS)
+                {
+                    let full = if p.starts_with('/') {
+                        p
+                    } else {
+                        format!("{}/{}", base.trim_end_matches('/'), p)
+                    };
+                    if let Some(id) = id_of(&full).filter(|id| self.session_index.contains(id)) {
+                        if !out.contains(&id) {
+                            out.push(id);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn is_collapsible(&self, id: &str) -> bool {
+        match self.objects.get(id).and_then(|c| c.object_type()) {
+            Some(ObjectType::Toolcall) => true,
+            Some(ObjectType::File) => self.options.policy.collapse_files,
+            _ => false,
+        }
+    }
+
+    /// Auto-collapse (see [`super::policy`]).
+    fn collapse(&mut self) {
+        let turn = self.current_turn();
+        let drop: Vec<String> = {
+            let counts = |id: &str| self.is_collapsible(id) && !self.pinned_set.contains(id);
+            let kept = self.uses.kept(turn, &self.options.policy, counts);
+            self.active_set
+                .iter()
+                .filter(|id| counts(id) && !kept.contains(id.as_str()))
+                .cloned()
+                .collect()
+        };
+        for id in drop {
+            self.active_set.remove(&id);
+            self.pending.session = true;
+        }
+    }
+
+    /// Appends the static-reference record of the context just assembled.
+    fn record_call(&mut self) {
+        let mut versions = Vec::new();
+        for id in std::mem::take(&mut self.dirty_versions).iter() {
+            let cached = if *id == self.system_prompt_id {
+                self.system_prompt.as_ref()
+            } else {
+                self.objects.get(id)
+            };
+            let Some(c) = cached else { continue };
+            let hash = c.object_hash().to_string();
+            if self.recorded.get(id) == Some(&hash) {
+                continue;
+            }
+            versions.push(VersionRef {
+                id: id.clone(),
+                tx_id: c.tx,
+                object_hash: hash.clone(),
+                content_hash: c.str("content_hash").map(str::to_string),
+            });
+            self.recorded.insert(id.clone(), hash);
+        }
+        let active = self
+            .active_set
+            .iter()
+            .filter_map(|id| self.metadata_pool.position(id))
+            .collect();
+        self.calls.push(ModelCallRecord {
+            call_index: self.calls.len(),
+            messages_consumed: self.cursor.consumed,
+            chat_messages: self.chat.rendered.len(),
+            pool_len: self.metadata_pool.len(),
+            active,
+            versions,
+            basis_tx: None,
+        });
+        self.pending.chat = true;
+    }
+}

@@ -1,0 +1,447 @@
+//! Agent operations: read, activate, deactivate, pin, unpin, and the
+//! observation of write / edit / discovery / bash.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{discovery, OpResult, Session};
+use crate::error::{Error, Result};
+use crate::fs::indexer::IndexResult;
+use crate::fs::resolver::ResolvedPath;
+use crate::model::{file_document, ObjectType};
+
+/// Shortest hash prefix accepted as an id.
+const MIN_PREFIX: usize = 6;
+
+/// How an observed file operation is described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    Read,
+    Write,
+    Edit,
+}
+
+impl FileOp {
+    fn verb(self) -> &'static str {
+        match self {
+            FileOp::Read => "read",
+            FileOp::Write => "wrote",
+            FileOp::Edit => "edited",
+        }
+    }
+}
+
+/// Candidate paths of a discovery, already absolute, that exist as regular
+/// files here. Computed without the session (no lock needed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryPlan {
+    pub paths: Vec<String>,
+}
+
+fn infra_type(id: &str) -> Option<ObjectType> {
+    let (prefix, _) = id.split_once(':')?;
+    match prefix {
+        "chat" => Some(ObjectType::Chat),
+        "session" => Some(ObjectType::Session),
+        "system_prompt" => Some(ObjectType::SystemPrompt),
+        _ => None,
+    }
+}
+
+fn is_regular_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+}
+
+impl Session {
+    /// Resolves what the agent typed to a content object of this session:
+    /// a full id; a toolcall's harness call id; a unique hash prefix
+    /// (≥ 6 characters); or a file path.
+    pub fn resolve_target(&self, target: &str) -> std::result::Result<String, OpResult> {
+        let t = target.trim();
+        let t = t.strip_prefix("id=").unwrap_or(t);
+        if t.is_empty() {
+            return Err(OpResult::failure(
+                &Error::InvalidArgument("empty object id".into()),
+                None,
+            ));
+        }
+        if let Some(ty) = infra_type(t) {
+            return Err(OpResult::failure(
+                &Error::NotContentObject {
+                    id: t.into(),
+                    object_type: ty.as_str().into(),
+                },
+                Some(t.into()),
+            ));
+        }
+        if self.session_index.contains(t) {
+            return Ok(t.to_string());
+        }
+        if let Some(ids) = self.chat.by_call_id.get(t) {
+            if let Some(last) = ids.last() {
+                return Ok(last.clone());
+            }
+        }
+        if t.len() >= MIN_PREFIX && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let t = t.to_ascii_lowercase();
+            let hits: Vec<&String> = self
+                .session_index
+                .iter()
+                .filter(|id| id.starts_with(&t))
+                .collect();
+            match hits.len() {
+                1 => return Ok(hits[0].clone()),
+                0 => {}
+                n => {
+                    return Err(OpResult::failure(
+                        &Error::InvalidArgument(format!(
+                            "id prefix {t} is ambiguous: it matches {n} objects"
+                        )),
+                        None,
+                    ))
+                }
+            }
+        }
+        if let Ok(resolved) = self.resolver().resolve(t) {
+            let id = resolved.source.file_object_id();
+            if self.session_index.contains(&id) {
+                return Ok(id);
+            }
+            if t.contains('/') || t.contains('.') {
+                return Err(OpResult::failure(
+                    &Error::UnknownObject(format!(
+                        "{t}: this file is not in the session yet; read it first"
+                    )),
+                    Some(id),
+                ));
+            }
+        }
+        Err(OpResult::failure(&Error::UnknownObject(t.into()), None))
+    }
+
+    /// Reads a discovery stub's source now (blocking std::fs) and queues the
+    /// upgraded version. On failure the object stays a stub.
+    fn upgrade_stub(&mut self, id: &str) -> Result<()> {
+        let source = self
+            .objects
+            .get(id)
+            .and_then(super::Cached::source)
+            .ok_or_else(|| Error::Internal(format!("stub {id} has no source")))?;
+        let resolver = self.resolver();
+        let host = resolver
+            .host_path(&source)
+            .ok_or_else(|| Error::FileUnreadable {
+                path: PathBuf::from(&source.path),
+                reason: "not reachable from this client (no host path for its filesystem)".into(),
+            })?;
+        let payload =
+            crate::fs::indexer::read_payload(&host, self.indexer.options.max_content_bytes)?;
+        self.put_object(file_document(&source, payload), None, true);
+        self.track(id);
+        Ok(())
+    }
+
+    fn make_active(&mut self, id: &str) -> Result<bool> {
+        if self.objects.get(id).is_some_and(super::Cached::is_stub) {
+            self.upgrade_stub(id)?;
+        }
+        self.enter(id, true, true);
+        let was_active = !self.active_set.insert(id);
+        if !was_active {
+            self.pending.session = true;
+        }
+        self.record_use(id);
+        Ok(was_active)
+    }
+
+    fn deleted_note(&self, id: &str) -> &'static str {
+        match self.objects.get(id).and_then(|c| c.str("state")) {
+            Some("deleted") => " (the file is deleted: a note is shown instead of content)",
+            _ => "",
+        }
+    }
+
+    /// Loads an object's content into context (counts as fresh use).
+    pub fn activate(&mut self, target: &str) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let id = match self.resolve_target(target) {
+            Ok(id) => id,
+            Err(r) => return r,
+        };
+        match self.make_active(&id) {
+            Ok(true) => OpResult::success(
+                format!(
+                    "{id} is already active (its content is in context){}",
+                    self.deleted_note(&id)
+                ),
+                Some(id),
+            ),
+            Ok(false) => OpResult::success(
+                format!(
+                    "activated {id}: its content appears in context from the next model call{}",
+                    self.deleted_note(&id)
+                ),
+                Some(id),
+            ),
+            Err(e) => OpResult::failure(&e, Some(id)),
+        }
+    }
+
+    /// Collapses an object to its metadata line (it stays in the pool).
+    pub fn deactivate(&mut self, target: &str) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let id = match self.resolve_target(target) {
+            Ok(id) => id,
+            Err(r) => return r,
+        };
+        if !self.active_set.remove(&id) {
+            return OpResult::success(format!("{id} was not active"), Some(id));
+        }
+        self.pending.session = true;
+        let unpinned = if self.pinned_set.remove(&id) {
+            " and unpinned"
+        } else {
+            ""
+        };
+        OpResult::success(
+            format!("deactivated{unpinned} {id}: its metadata stays in the pool"),
+            Some(id),
+        )
+    }
+
+    /// Activates an object and exempts it from auto-collapse until unpinned.
+    pub fn pin(&mut self, target: &str) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let id = match self.resolve_target(target) {
+            Ok(id) => id,
+            Err(r) => return r,
+        };
+        if let Err(e) = self.make_active(&id) {
+            return OpResult::failure(&e, Some(id));
+        }
+        if self.pinned_set.insert(id.as_str()) {
+            self.pending.session = true;
+            OpResult::success(
+                format!("pinned {id}: it stays active until unpinned"),
+                Some(id),
+            )
+        } else {
+            OpResult::success(format!("{id} is already pinned"), Some(id))
+        }
+    }
+
+    /// Removes the pin; the object stays active until the window collapses it.
+    pub fn unpin(&mut self, target: &str) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let id = match self.resolve_target(target) {
+            Ok(id) => id,
+            Err(r) => return r,
+        };
+        if self.pinned_set.remove(&id) {
+            self.pending.session = true;
+            OpResult::success(
+                format!("unpinned {id}: auto-collapse applies to it again"),
+                Some(id),
+            )
+        } else {
+            OpResult::success(format!("{id} was not pinned"), Some(id))
+        }
+    }
+
+    /// Applies the outcome of indexing a file the agent read, wrote or edited:
+    /// index + pool + active, used now. An error changes nothing.
+    pub fn apply_file_op(&mut self, op: FileOp, result: Result<IndexResult>) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let res = match result {
+            Ok(r) => r,
+            Err(e) => return OpResult::failure(&e, None),
+        };
+        let id = res.object_id.clone();
+        self.put_object(res.doc, res.receipt.map(|r| r.tx_id), false);
+        self.enter(&id, true, true);
+        self.record_use(&id);
+        self.track(&id);
+        let c = &self.objects[&id];
+        let path = c
+            .source()
+            .map(|s| self.resolver().display_path(&s))
+            .unwrap_or_default();
+        let what = match c.str("content_omitted") {
+            Some(reason) => format!("metadata only: {reason}"),
+            None => format!(
+                "{} chars",
+                c.doc.get("char_count").and_then(Value::as_u64).unwrap_or(0)
+            ),
+        };
+        OpResult::success(
+            format!(
+                "{} {path} ({what}, {}); id={id} is active",
+                op.verb(),
+                res.action.as_str()
+            ),
+            Some(id),
+        )
+    }
+
+    /// The agent reads a file: index it and make it active.
+    pub async fn read(&mut self, path: &str) -> Result<OpResult> {
+        self.file_op(FileOp::Read, path).await
+    }
+
+    /// The agent wrote a file (the harness did the write): new version, active.
+    pub async fn observe_write(&mut self, path: &str) -> Result<OpResult> {
+        self.file_op(FileOp::Write, path).await
+    }
+
+    /// The agent edited a file: new version, active.
+    pub async fn observe_edit(&mut self, path: &str) -> Result<OpResult> {
+        self.file_op(FileOp::Edit, path).await
+    }
+
+    async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
+        self.ensure_open()?;
+        let indexer = self.indexer.clone();
+        let result = indexer.index_file(path).await;
+        let out = self.apply_file_op(op, result);
+        self.flush().await?;
+        Ok(out)
+    }
+
+    /// Which discovered paths exist as regular files (absolute agent paths).
+    /// `base_dir` is the directory the tool listed or searched (pi's ls, find
+    /// and grep print paths relative to it); relative to the workspace root
+    /// if relative itself. Only `std::fs` metadata calls, no store access.
+    pub fn plan_discovery(&self, tool: &str, output: &str, base_dir: &str) -> DiscoveryPlan {
+        let candidates = discovery::extract_paths(tool, output);
+        self.existing_files(candidates, base_dir, false)
+    }
+
+    /// Same for tokens of a bash command and its output; only files under
+    /// the workspace root count.
+    pub fn plan_bash(&self, command: &str, output: &str) -> DiscoveryPlan {
+        let root = self.resolver().workspace_root.to_string_lossy().to_string();
+        self.existing_files(discovery::bash_tokens(command, output), &root, true)
+    }
+
+    fn existing_files(
+        &self,
+        candidates: Vec<String>,
+        base: &str,
+        in_workspace: bool,
+    ) -> DiscoveryPlan {
+        let resolver = self.resolver();
+        let base = match resolver.absolute_agent_path(if base.is_empty() { "." } else { base }) {
+            Ok(b) => b,
+            Err(_) => return DiscoveryPlan::default(),
+        };
+        let root = resolver.workspace_root.clone();
+        let mut paths = Vec::new();
+        for c in candidates {
+            let full = if c.starts_with('/') {
+                c
+            } else {
+                format!("{}/{}", base.trim_end_matches('/'), c)
+            };
+            let Ok(resolved) = resolver.resolve(&full) else {
+                continue;
+            };
+            let Some(host) = resolved.host_path.as_deref() else {
+                continue;
+            };
+            if in_workspace && !host.starts_with(&root) && !Path::new(&full).starts_with(&root) {
+                continue;
+            }
+            if is_regular_file(host) && !paths.contains(&full) {
+                paths.push(full);
+            }
+        }
+        DiscoveryPlan { paths }
+    }
+
+    /// Applies discovery results: index + pool only, never active; existing
+    /// objects keep their state.
+    pub fn apply_discovery(&mut self, results: Result<Vec<IndexResult>>) -> OpResult {
+        if let Err(e) = self.ensure_open() {
+            return OpResult::failure(&e, None);
+        }
+        self.drain_watch();
+        let results = match results {
+            Ok(r) => r,
+            Err(e) => return OpResult::failure(&e, None),
+        };
+        let mut new = 0;
+        for r in &results {
+            if !self.objects.contains_key(&r.object_id) {
+                self.put_object(r.doc.clone(), r.receipt.as_ref().map(|x| x.tx_id), false);
+            }
+            if !self.metadata_pool.contains(&r.object_id) {
+                new += 1;
+            }
+            self.enter(&r.object_id, true, false);
+        }
+        OpResult::success(
+            format!(
+                "discovered {} files ({new} new to this session's metadata pool)",
+                results.len()
+            ),
+            None,
+        )
+    }
+
+    async fn discover(&mut self, plan: DiscoveryPlan) -> Result<OpResult> {
+        self.ensure_open()?;
+        let result = if plan.paths.is_empty() {
+            Ok(Vec::new())
+        } else {
+            self.indexer.clone().discover_files(&plan.paths).await
+        };
+        let out = self.apply_discovery(result);
+        self.flush().await?;
+        Ok(out)
+    }
+
+    /// ls / find / grep output → discovery stubs (index + pool only).
+    pub async fn observe_discovery(
+        &mut self,
+        tool: &str,
+        output: &str,
+        base_dir: &str,
+    ) -> Result<OpResult> {
+        let plan = self.plan_discovery(tool, output, base_dir);
+        self.discover(plan).await
+    }
+
+    /// Best effort: files under the workspace named in a bash command or its
+    /// output → discovery stubs.
+    pub async fn observe_bash(&mut self, command: &str, output: &str) -> Result<OpResult> {
+        let plan = self.plan_bash(command, output);
+        self.discover(plan).await
+    }
+
+    /// The resolved path of a cached file object, for reconciliation.
+    pub(super) fn resolved_of(&self, id: &str) -> Option<ResolvedPath> {
+        let source = self.objects.get(id)?.source()?;
+        let resolver = self.resolver();
+        Some(ResolvedPath {
+            host_path: resolver.host_path(&source),
+            watchable: resolver.is_watchable(&source),
+            source,
+        })
+    }
+}

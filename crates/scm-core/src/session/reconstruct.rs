@@ -1,0 +1,274 @@
+//! Rebuilding a past model call from the store (static references,
+//! memory-system-v0 §7.2): the session and chat documents as of the call's
+//! basis transaction give the pool order, the active positions and the chat;
+//! every shown object is fetched at its recorded transaction and verified by
+//! its `object_hash` (and `content_hash`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Session;
+use crate::context::assembly::{self, ActiveBlock, AssemblyInput, Layout, RenderOptions};
+use crate::context::chat::{self, Turn};
+use crate::context::static_refs::ModelCallRecord;
+use crate::error::{Error, Result};
+use crate::fs::resolver::Resolver;
+use crate::store::{AsOf, Document, Store};
+
+/// Everything needed to rebuild call `call_index`, detached from the session
+/// (so a binding can run it without holding the session).
+#[derive(Debug, Clone)]
+pub struct ReconstructPlan {
+    pub call_index: usize,
+    records: Vec<ModelCallRecord>,
+    session_doc_id: String,
+    chat_id: String,
+    system_prompt_id: String,
+    layout: Layout,
+    render: RenderOptions,
+    resolver: Arc<Resolver>,
+}
+
+fn mismatch(id: &str, tx: i64, what: &str) -> Error {
+    Error::Internal(format!(
+        "static reference {id} at tx {tx}: no stored version has the recorded {what}"
+    ))
+}
+
+/// The version of `id` recorded as (`tx`, `object_hash`): read as of `tx`,
+/// verified; if a concurrent writer got in between, the version with the
+/// recorded hash from the object's history.
+async fn fetch_verified(
+    store: &dyn Store,
+    id: &str,
+    tx: i64,
+    object_hash: &str,
+    content_hash: Option<&str>,
+) -> Result<Document> {
+    let ok = |d: &Document| {
+        d.get("object_hash").and_then(Value::as_str) == Some(object_hash)
+            && d.get("content_hash").and_then(Value::as_str) == content_hash
+    };
+    if let Some(doc) = store.get_as_of(id, AsOf::TxId(tx)).await? {
+        if ok(&doc) {
+            return Ok(doc);
+        }
+    }
+    store
+        .history(id)
+        .await?
+        .into_iter()
+        .rev()
+        .filter_map(|v| v.doc)
+        .find(|d| ok(d))
+        .ok_or_else(|| mismatch(id, tx, "object_hash"))
+}
+
+impl Session {
+    /// Detaches what reconstruction of `call_index` needs.
+    pub fn reconstruct_plan(&self, call_index: usize) -> Result<ReconstructPlan> {
+        if call_index >= self.calls.len() {
+            return Err(Error::InvalidArgument(format!(
+                "no model call {call_index}: this session has {}",
+                self.calls.len()
+            )));
+        }
+        Ok(ReconstructPlan {
+            call_index,
+            records: self.calls[..=call_index].to_vec(),
+            session_doc_id: self.session_doc_id.clone(),
+            chat_id: self.chat_id.clone(),
+            system_prompt_id: self.system_prompt_id.clone(),
+            layout: self.options.layout,
+            render: self.options.render.clone(),
+            resolver: self.indexer.resolver.clone(),
+        })
+    }
+
+    /// Rebuilds the context assembled by call `call_index` from the store.
+    pub async fn reconstruct_call(&self, call_index: usize) -> Result<Vec<Value>> {
+        self.reconstruct_plan(call_index)?.run(&*self.store).await
+    }
+}
+
+impl ReconstructPlan {
+    /// Basis transaction of every record; records whose flush receipt was not
+    /// seen (a session resumed right after a crash) are found in the chat
+    /// object's history: the first version that contains them.
+    async fn bases(&self, store: &dyn Store) -> Result<Vec<i64>> {
+        if self.records.iter().all(|r| r.basis_tx.is_some()) {
+            return Ok(self.records.iter().map(|r| r.basis_tx.unwrap()).collect());
+        }
+        let history = store.history(&self.chat_id).await?;
+        self.records
+            .iter()
+            .map(|r| {
+                r.basis_tx
+                    .or_else(|| {
+                        history.iter().find_map(|v| {
+                            let n = v.doc.as_ref()?.get("model_calls")?.as_array()?.len();
+                            (n > r.call_index).then_some(v.tx_id)
+                        })
+                    })
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!(
+                            "model call {} has not been written to the store yet",
+                            r.call_index
+                        ))
+                    })
+            })
+            .collect()
+    }
+
+    pub async fn run(self, store: &dyn Store) -> Result<Vec<Value>> {
+        let bases = self.bases(store).await?;
+        let record = &self.records[self.call_index];
+        let basis = bases[self.call_index];
+        let as_of = |id: &str| {
+            let id = id.to_string();
+            async move {
+                store
+                    .get_as_of(&id, AsOf::TxId(basis))
+                    .await?
+                    .ok_or_else(|| Error::Internal(format!("{id} did not exist at tx {basis}")))
+            }
+        };
+
+        // Latest recorded version per object up to this call.
+        let mut versions: HashMap<&str, (i64, &str, Option<&str>)> = HashMap::new();
+        for (r, b) in self.records.iter().zip(&bases) {
+            for v in &r.versions {
+                versions.insert(
+                    &v.id,
+                    (
+                        v.tx_id.unwrap_or(*b),
+                        &v.object_hash,
+                        v.content_hash.as_deref(),
+                    ),
+                );
+            }
+        }
+        let fetch = |id: &str| {
+            let v = versions.get(id).copied();
+            let id = id.to_string();
+            async move {
+                let (tx, h, ch) =
+                    v.ok_or_else(|| Error::Internal(format!("no static reference for {id}")))?;
+                fetch_verified(store, &id, tx, h, ch).await
+            }
+        };
+
+        let session_doc = as_of(&self.session_doc_id).await?;
+        let pool_ids: Vec<String> = session_doc
+            .get("metadata_pool")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pool_ids.len() < record.pool_len {
+            return Err(Error::Internal(format!(
+                "session at tx {basis} has {} pool objects, call {} showed {}",
+                pool_ids.len(),
+                record.call_index,
+                record.pool_len
+            )));
+        }
+        let mut pool_docs: Vec<Document> = Vec::with_capacity(record.pool_len);
+        for id in &pool_ids[..record.pool_len] {
+            pool_docs.push(fetch(id).await?);
+        }
+        let system_prompt = match versions.get(self.system_prompt_id.as_str()) {
+            Some(_) => Some(fetch(&self.system_prompt_id).await?),
+            None => None,
+        };
+
+        let chat_doc = as_of(&self.chat_id).await?;
+        let turns: Vec<Turn> = serde_json::from_value(
+            chat_doc
+                .get("turns")
+                .cloned()
+                .unwrap_or(Value::Array(vec![])),
+        )
+        .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
+        // Toolcall objects are written once: their args are the call's.
+        let pool_index: HashMap<&str, usize> = pool_ids[..record.pool_len]
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), i))
+            .collect();
+        let needed: Vec<String> = turns
+            .iter()
+            .flat_map(|t| &t.messages)
+            .flat_map(|m| m.tool_calls.iter().flatten())
+            .filter_map(|c| c.toolcall_id.clone())
+            .filter(|id| !pool_index.contains_key(id.as_str()))
+            .collect();
+        let mut args_of: HashMap<String, Value> = HashMap::new();
+        for chunk in needed.chunks(1000) {
+            for d in store.get_many(chunk).await? {
+                if let (Some(id), Some(a)) = (d.get("xt/id").and_then(Value::as_str), d.get("args"))
+                {
+                    args_of.insert(id.to_string(), a.clone());
+                }
+            }
+        }
+        for d in &pool_docs {
+            if let (Some(id), Some(a)) = (d.get("xt/id").and_then(Value::as_str), d.get("args")) {
+                args_of.insert(id.to_string(), a.clone());
+            }
+        }
+        let rendered = chat::render_turns(&turns, |c| match &c.toolcall_id {
+            Some(id) => args_of
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            None => c
+                .arguments
+                .clone()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        });
+        if rendered.messages.len() != record.chat_messages {
+            return Err(Error::Internal(format!(
+                "chat at tx {basis} renders {} messages, call {} showed {}",
+                rendered.messages.len(),
+                record.call_index,
+                record.chat_messages
+            )));
+        }
+
+        let display = |s: &crate::model::FilesystemSource| self.resolver.display_path(s);
+        let pool_lines = pool_docs
+            .iter()
+            .map(|d| assembly::pool_line(d, &display))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut blocks = Vec::with_capacity(record.active.len());
+        for &pos in &record.active {
+            let d = pool_docs.get(pos).ok_or_else(|| {
+                Error::Internal(format!("active position {pos} outside the shown pool"))
+            })?;
+            blocks.push(ActiveBlock {
+                id: &pool_ids[pos],
+                content_hash: d.get("content_hash").and_then(Value::as_str),
+                body: assembly::active_body(d, &display),
+            });
+        }
+        let input = AssemblyInput {
+            system_prompt: system_prompt
+                .as_ref()
+                .and_then(|d| d.get("content"))
+                .and_then(Value::as_str),
+            pool_lines: &pool_lines,
+            chat: &rendered.messages,
+            missing: &rendered.missing,
+            active: &blocks,
+        };
+        Ok(assembly::assemble(self.layout, &self.render, &input))
+    }
+}
