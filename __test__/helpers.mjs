@@ -95,3 +95,31 @@ export function runNode(script, { env = {}, timeoutMs = 30_000, cwd = ROOT } = {
 
 /** `require` path of the package for scripts run by `runNode`. */
 export const PKG = JSON.stringify(ROOT);
+
+/** pi-shaped transcript builders. */
+export const msg = {
+  user: (content, timestamp = Date.now()) => ({ role: 'user', content, timestamp }),
+  /** An assistant message calling `calls` = [{ id, name, arguments }]. */
+  assistant: (calls, text) => ({
+    role: 'assistant',
+    content: [...(text ? [{ type: 'text', text }] : []), ...calls.map((c) => ({ type: 'toolCall', ...c }))],
+    api: 'faux',
+    provider: 'faux',
+    model: 'faux-1',
+    usage: {},
+    stopReason: calls.length ? 'toolUse' : 'stop',
+    timestamp: Date.now(),
+  }),
+  result: (toolCallId, toolName, text, isError = false) => ({
+    role: 'toolResult',
+    toolCallId,
+    toolName,
+    content: [{ type: 'text', text }],
+    isError,
+    timestamp: Date.now(),
+  }),
+};
+
+/** The text of a message's content (string or text parts). */
+export const textOf = (m) =>
+  typeof m.content === 'string' ? m.content : m.content.filter((p) => p.type === 'text').map((p) => p.text).join('\n');

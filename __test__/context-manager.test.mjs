@@ -1,0 +1,315 @@
+// ContextManager (the async API) on both stores: SSOT §3 (sessions, sets,
+// activation), §4 (assembly, toolcall_refs, auto-collapse), §5.5 (indexing
+// through agent reads), memory-system-v0 §7.2 (static references).
+import { describe, test, expect } from 'vitest';
+import { mkdirSync, writeFileSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { scm, tempDir, uid, describeStores, expectCode, runNode, PKG, msg, textOf } from './helpers.mjs';
+
+const { ContextManager } = scm;
+
+describeStores('ContextManager', ({ kind, options }) => {
+  async function setup(extra = {}) {
+    const ws = tempDir('scm-ws-');
+    const storeOptions = options();
+    const sessionId = uid('s');
+    const cm = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions, ...extra });
+    return { ws, cm, sessionId, storeOptions };
+  }
+  const write = (ws, rel, text) => {
+    mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+    writeFileSync(path.join(ws, rel), text);
+  };
+
+  describe('session objects', () => {
+    test('open creates session:<id>, chat:<id> and system_prompt:<id> in the store', async () => {
+      const { cm, sessionId } = await setup({ systemPrompt: 'You are terse.' });
+      expect([cm.sessionObjectId, cm.chatObjectId, cm.systemPromptObjectId]).toEqual([`session:${sessionId}`, `chat:${sessionId}`, `system_prompt:${sessionId}`]);
+      const session = await cm.getObject(cm.sessionObjectId);
+      expect(session).toMatchObject({ type: 'session', session_id: sessionId, chat_ref: cm.chatObjectId, system_prompt_ref: cm.systemPromptObjectId, session_index: [], active_set: [] });
+      expect(await cm.getObject(cm.systemPromptObjectId)).toMatchObject({ type: 'system_prompt', content: 'You are terse.' });
+      expect((await cm.getObject(cm.chatObjectId)).type).toBe('chat');
+      expect(await cm.getObject(uid('nothing'))).toBeNull();
+      await cm.close();
+    });
+
+    test('chat, system_prompt and session objects can never be activated, deactivated, pinned or unpinned', async () => {
+      const { cm } = await setup({ systemPrompt: 'p' });
+      for (const op of ['activate', 'deactivate', 'pin', 'unpin']) {
+        for (const id of [cm.chatObjectId, cm.sessionObjectId, cm.systemPromptObjectId]) {
+          const r = await cm[op](id);
+          expect(r, `${op} ${id}`).toMatchObject({ ok: false, code: 'NOT_CONTENT_OBJECT' });
+        }
+      }
+      const snap = cm.snapshot();
+      expect(snap.sessionIndex).toEqual([]);
+      await cm.close();
+    });
+  });
+
+  describe('context assembly', () => {
+    test('order: system prompt, METADATA_POOL, chat, ACTIVE_CONTENT blocks', async () => {
+      const { ws, cm } = await setup({ systemPrompt: 'SYS' });
+      write(ws, 'src/a.ts', 'export const a = 1;\n');
+      const r = await cm.read('src/a.ts');
+      expect(r).toMatchObject({ ok: true, id: cm.resolve('src/a.ts').objectId });
+      const out = await cm.transformContext([msg.user('hello')]);
+      expect(out.map((m) => m.role)).toEqual(['system', 'user', 'user', 'user']);
+      expect(out[0].content).toBe('SYS');
+      expect(out[1].content).toMatch(/^METADATA_POOL\n- id=[0-9a-f]{64} file path=src\/a\.ts/);
+      expect(out[2].content).toBe('hello');
+      expect(out[3].content).toBe(`ACTIVE_CONTENT id=${r.id}\nexport const a = 1;\n`);
+      await cm.close();
+    });
+
+    test('tool results become toolcall_ref id=… tool=… status=ok|fail; recent ones are active', async () => {
+      const { cm, sessionId } = await setup();
+      const out = await cm.transformContext([
+        msg.user('run'),
+        msg.assistant([{ id: 'c1', name: 'bash', arguments: { command: 'echo hi' } }, { id: 'c2', name: 'bash', arguments: { command: 'false' } }]),
+        msg.result('c1', 'bash', 'hi'),
+        msg.result('c2', 'bash', 'exit 1', true),
+      ]);
+      const refs = out.filter((m) => m.role === 'toolResult').map(textOf);
+      expect(refs).toEqual([`toolcall_ref id=toolcall:${sessionId}:c1 tool=bash status=ok`, `toolcall_ref id=toolcall:${sessionId}:c2 tool=bash status=fail`]);
+      const active = out.filter((m) => textOf(m).startsWith('ACTIVE_CONTENT')).map(textOf);
+      expect(active).toEqual([`ACTIVE_CONTENT id=toolcall:${sessionId}:c1\nhi`, `ACTIVE_CONTENT id=toolcall:${sessionId}:c2\nexit 1`]);
+      expect(await cm.getObject(`toolcall:${sessionId}:c2`)).toMatchObject({ type: 'toolcall', tool: 'bash', status: 'fail', content: 'exit 1', chat_ref: cm.chatObjectId });
+      await cm.close();
+    });
+
+    test('auto-collapse keeps the 5 most recent tool outputs of a turn; pinned ones are exempt', async () => {
+      const { cm, sessionId } = await setup();
+      const calls = Array.from({ length: 7 }, (_, i) => ({ id: `k${i}`, name: 'bash', arguments: { command: `echo ${i}` } }));
+      const transcript = [msg.user('go'), msg.assistant(calls.slice(0, 1)), msg.result('k0', 'bash', 'out 0')];
+      await cm.transformContext(transcript);
+      expect(await cm.pin(`toolcall:${sessionId}:k0`)).toMatchObject({ ok: true });
+      transcript.push(msg.assistant(calls.slice(1)), ...calls.slice(1).map((c, i) => msg.result(c.id, 'bash', `out ${i + 1}`)));
+      await cm.transformContext(transcript);
+      const snap = cm.snapshot();
+      const ids = (ks) => ks.map((k) => `toolcall:${sessionId}:${k}`);
+      expect(snap.pinnedSet).toEqual(ids(['k0']));
+      expect(new Set(snap.activeSet)).toEqual(new Set(ids(['k0', 'k2', 'k3', 'k4', 'k5', 'k6'])));
+      expect(snap.metadataPool.map((e) => e.id)).toEqual(ids(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6']));
+      await cm.close();
+    });
+
+    test('the cursor consumes each harness message once: repeating the transcript adds nothing', async () => {
+      const { cm } = await setup();
+      const t = [msg.user('a'), msg.assistant([{ id: 'x1', name: 'bash', arguments: { command: 'ls' } }]), msg.result('x1', 'bash', 'ok')];
+      const first = await cm.transformContext(t);
+      const again = await cm.transformContext(t);
+      expect(again).toEqual(first);
+      expect(cm.snapshot().sessionIndex).toHaveLength(1);
+      expect(cm.stats()).toMatchObject({ turnCount: 1, cursor: 3, modelCallCount: 2, hasPending: false });
+      await cm.close();
+    });
+
+    test('a malformed message is INVALID_MESSAGE and changes nothing; a non-array INVALID_ARGUMENT', async () => {
+      const { cm } = await setup();
+      await expectCode(cm.transformContext([{ content: 'no role' }]), 'INVALID_MESSAGE');
+      await expectCode(cm.transformContext('nope'), 'INVALID_ARGUMENT');
+      expect(cm.stats().cursor).toBe(0);
+      await cm.close();
+    });
+  });
+
+  describe('files: read, write, edit, discovery, activation', () => {
+    test('read indexes and activates; a missing file or a directory fails with a code and changes nothing', async () => {
+      const { ws, cm } = await setup();
+      mkdirSync(path.join(ws, 'dir'));
+      expect(await cm.read('missing.ts')).toMatchObject({ ok: false, code: 'FILE_NOT_FOUND' });
+      expect(await cm.read('dir')).toMatchObject({ ok: false, code: 'NOT_A_FILE' });
+      expect(cm.snapshot().sessionIndex).toEqual([]);
+      write(ws, 'b.md', '# b');
+      const r = await cm.read(path.join(ws, 'b.md'));
+      expect(r.ok).toBe(true);
+      expect(cm.snapshot()).toMatchObject({ sessionIndex: [r.id], activeSet: [r.id] });
+      expect(cm.snapshot().metadataPool[0]).toMatchObject({ id: r.id, type: 'file', file_type: 'md', char_count: 3, state: 'present' });
+      await cm.close();
+    });
+
+    test('deactivate keeps the metadata line; activate by path or by id brings content back', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 'c.ts', 'const c = 3;');
+      const { id } = await cm.read('c.ts');
+      expect(await cm.deactivate('c.ts')).toMatchObject({ ok: true, id });
+      let out = await cm.transformContext([msg.user('q')]);
+      expect(out.some((m) => textOf(m).startsWith('ACTIVE_CONTENT'))).toBe(false);
+      expect(out[0].content).toContain(`id=${id}`);
+      expect(await cm.activate(id.slice(0, 12))).toMatchObject({ ok: true, id });
+      out = await cm.transformContext([msg.user('q')]);
+      expect(textOf(out.at(-1))).toBe(`ACTIVE_CONTENT id=${id}\nconst c = 3;`);
+      expect(await cm.activate('never-seen.ts')).toMatchObject({ ok: false });
+      expect(await cm.deactivate(uid('zz'))).toMatchObject({ ok: false, code: 'UNKNOWN_OBJECT' });
+      await cm.close();
+    });
+
+    test('ls/find/grep discovery adds stubs to the pool (never active); activating a stub reads it', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 'src/one.ts', 'one');
+      write(ws, 'src/two.ts', 'two');
+      expect(await cm.observeLs('one.ts\ntwo.ts\nghost.ts\n', 'src')).toMatchObject({ ok: true });
+      expect(await cm.observeGrep('src/two.ts:1:two')).toMatchObject({ ok: true });
+      const snap = cm.snapshot();
+      expect(snap.metadataPool.map((e) => [e.path.replace(`${ws}/`, ''), e.state])).toEqual([['src/one.ts', 'stub'], ['src/two.ts', 'stub']]);
+      expect(snap.activeSet).toEqual([]);
+      const out = await cm.transformContext([msg.user('q')]);
+      expect(out[0].content).toContain('[unread]');
+      const oneId = cm.resolve('src/one.ts').objectId;
+      expect(await cm.activate(oneId)).toMatchObject({ ok: true });
+      expect(await cm.getObject(oneId)).toMatchObject({ state: 'present', content: 'one' });
+      unlinkSync(path.join(ws, 'src/two.ts'));
+      const twoId = cm.resolve('src/two.ts').objectId;
+      expect(await cm.activate(twoId)).toMatchObject({ ok: false });
+      expect(cm.snapshot().activeSet).toEqual([oneId]);
+      await cm.close();
+    });
+
+    test('find output and bash commands name files under the workspace → stubs', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 'lib/x.js', 'x');
+      write(ws, 'lib/y.js', 'y');
+      await cm.observeFind('./lib/x.js\n');
+      await cm.observeBash('cat lib/y.js', 'y');
+      const paths = cm.snapshot().metadataPool.map((e) => e.path);
+      expect(paths).toEqual([path.join(ws, 'lib/x.js'), path.join(ws, 'lib/y.js')]);
+      await cm.close();
+    });
+
+    test('observeWrite/observeEdit index the new version and make it active; history keeps every version', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 'w.txt', 'v1');
+      const w = await cm.observeWrite('w.txt');
+      expect(w.ok).toBe(true);
+      write(ws, 'w.txt', 'v2');
+      expect(await cm.observeEdit('w.txt')).toMatchObject({ ok: true, id: w.id });
+      const h = await cm.history(w.id);
+      expect(h.map((v) => v.doc.content)).toEqual(['v1', 'v2']);
+      expect(await cm.getObjectAsOf(w.id, h[0].txId)).toMatchObject({ content: 'v1' });
+      expect(cm.snapshot().activeSet).toEqual([w.id]);
+      await cm.close();
+    });
+  });
+
+  describe('static references', () => {
+    test('reconstructCall(n) rebuilds exactly what call n showed, after the file changed', async () => {
+      const { ws, cm } = await setup({ systemPrompt: 'S' });
+      write(ws, 'r.ts', 'old');
+      await cm.read('r.ts');
+      const call0 = await cm.transformContext([msg.user('one')]);
+      write(ws, 'r.ts', 'new');
+      await cm.read('r.ts');
+      const call1 = await cm.transformContext([msg.user('one'), msg.user('two')]);
+      expect(textOf(call1.at(-1))).toMatch(/\nnew$/);
+      expect(await cm.reconstructCall(0)).toEqual(call0);
+      expect(await cm.reconstructCall(1)).toEqual(call1);
+      await expectCode(cm.reconstructCall(5), 'INVALID_ARGUMENT');
+      await cm.close();
+    });
+  });
+
+  describe('lifecycle', () => {
+    test('resume restores the sets and continues the chat', async () => {
+      const { ws, cm, sessionId, storeOptions } = await setup();
+      write(ws, 'k.ts', 'keep');
+      const { id } = await cm.read('k.ts');
+      await cm.pin(id);
+      const t = [msg.user('first')];
+      await cm.transformContext(t);
+      const before = cm.snapshot();
+      await cm.close();
+      const again = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions });
+      expect(again.snapshot()).toEqual(before);
+      const out = await again.transformContext([...t, msg.user('second')]);
+      expect(out.filter((m) => m.role === 'user' && !textOf(m).startsWith('METADATA_POOL') && !textOf(m).startsWith('ACTIVE_CONTENT')).map(textOf)).toEqual(['first', 'second']);
+      await again.close();
+    });
+
+    test('close is idempotent; afterwards every call is SESSION_CLOSED', async () => {
+      const { cm } = await setup();
+      await cm.close();
+      await cm.close();
+      expect(cm.closed).toBe(true);
+      await expectCode(cm.read('x'), 'SESSION_CLOSED');
+      await expectCode(cm.activate('x'), 'SESSION_CLOSED');
+      await expectCode(cm.transformContext([]), 'SESSION_CLOSED');
+      await expectCode(() => cm.snapshot(), 'SESSION_CLOSED');
+    });
+
+    test('two managers on one store: same object id for the same file, isolated sessions', async () => {
+      const ws = tempDir('scm-ws-');
+      const storeOptions = options();
+      write(ws, 'shared.ts', 'shared');
+      write(ws, 'only-a.ts', 'a');
+      const a = await ContextManager.open({ sessionId: uid('a'), workspaceRoot: ws, store: storeOptions });
+      const b = await ContextManager.open({ sessionId: uid('b'), workspaceRoot: ws, store: storeOptions });
+      const ra = await a.read('shared.ts');
+      const rb = await b.read('shared.ts');
+      expect(rb.id).toBe(ra.id);
+      expect(rb.message).toMatch(/unchanged/);
+      await a.read('only-a.ts');
+      expect(b.snapshot().sessionIndex).toEqual([rb.id]);
+      expect(a.snapshot().sessionIndex).toHaveLength(2);
+      await Promise.all([a.close(), b.close()]);
+    });
+
+    test('a second process on the same store derives the same ids and keeps its session apart', async () => {
+      const { ws, cm, storeOptions } = await setup();
+      write(ws, 'p.ts', 'process');
+      const mine = await cm.read('p.ts');
+      const other = uid('other');
+      const out = await runNode(`
+        const { ContextManager } = require(${PKG});
+        (async () => {
+          const cm = await ContextManager.open({ sessionId: ${JSON.stringify(other)}, workspaceRoot: ${JSON.stringify(ws)}, store: JSON.parse(process.env.STORE) });
+          const r = await cm.read('p.ts');
+          console.log(JSON.stringify({ id: r.id, index: cm.snapshot().sessionIndex }));
+          await cm.close();
+        })().catch((e) => { console.error(e.code, e.message); process.exit(1); });`, { env: { STORE: JSON.stringify(storeOptions) } });
+      expect(out.code, out.stderr).toBe(0);
+      expect(JSON.parse(out.stdout)).toEqual({ id: mine.id, index: [mine.id] });
+      expect(cm.snapshot().sessionIndex).toEqual([mine.id]);
+      expect((await cm.getObject(`session:${other}`)).session_index).toEqual([mine.id]);
+      await cm.close();
+    });
+
+    test('watchers update objects, never the sets', async () => {
+      const { ws, cm } = await setup({ watch: true });
+      write(ws, 'watched.ts', 'before');
+      const { id } = await cm.read('watched.ts');
+      await cm.deactivate(id);
+      write(ws, 'watched.ts', 'after');
+      // No API reports "the watcher has indexed it": poll the store with a deadline.
+      const deadline = Date.now() + 10_000;
+      let doc;
+      while (Date.now() < deadline && (doc = await cm.getObject(id)).content !== 'after') await new Promise((r) => setTimeout(r, 50));
+      expect(doc.content).toBe('after');
+      await cm.transformContext([msg.user('q')]);
+      expect(cm.snapshot().activeSet).toEqual([]);
+      await cm.close();
+    });
+  });
+
+  test(`open validates its options (${kind})`, async () => {
+    await expectCode(ContextManager.open({}), 'INVALID_ARGUMENT');
+    await expectCode(ContextManager.open(), 'INVALID_ARGUMENT');
+    await expectCode(ContextManager.open({ sessionId: 'x', store: { kind: 'nope' } }), 'INVALID_ARGUMENT');
+    await expectCode(ContextManager.open({ sessionId: 'bad\u0001id', store: options() }), 'INVALID_ARGUMENT');
+  });
+});
+
+describe('ContextManager store errors', () => {
+  test('an unreachable XTDB is STORE_UNAVAILABLE', async () => {
+    await expectCode(ContextManager.open({ sessionId: 'x', store: { kind: 'xtdb', url: 'http://127.0.0.1:9', timeoutMs: 1000 } }), 'STORE_UNAVAILABLE');
+  });
+
+  test('without a store option the embedded store lives at <workspaceRoot>/.scm/store.sqlite', async () => {
+    const ws = tempDir('scm-ws-');
+    const cm = await ContextManager.open({ sessionId: uid('d'), workspaceRoot: ws });
+    await cm.close();
+    expect(scm.defaultStorePath(ws)).toBe(path.join(ws, '.scm/store.sqlite'));
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(path.join(ws, '.scm/store.sqlite'))).toBe(true);
+  });
+});
