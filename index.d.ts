@@ -220,3 +220,217 @@ export declare class Indexer {
   /** Confirmed deletion: a new version with null content and hashes (history kept). */
   indexFileDeletion(agentPath: string): Promise<IndexResult>;
 }
+
+// ---------------------------------------------------------------------------
+// Sessions
+//
+// Default store of ContextManager and SelfContextManager (when no store /
+// xtdbBaseUrl is given): the embedded SQLite store at
+//   <workspaceRoot>/.scm/store.sqlite
+// or at $SCM_STORE_PATH (resolved against the current directory) when set.
+// Every manager of the same workspace therefore finds the same store, in one
+// process and across processes (SQLite WAL; the file must be on a local disk).
+
+/** The embedded store path a manager of `workspaceRoot` uses by default. */
+export declare function defaultStorePath(workspaceRoot: string): string;
+
+/** Auto-collapse (SSOT §4.3). */
+export interface CollapsePolicy {
+  /** Most recently used tool outputs kept active per turn. Default 5. */
+  perTurn?: number;
+  /** Turns (the current one included) the window spans. Default 3. */
+  turnsBack?: number;
+  /** Whether files collapse too. Default false (only toolcalls). */
+  collapseFiles?: boolean;
+  /** Tools whose results never count and are never auto-activated. Default activate, deactivate, pin, unpin. */
+  exemptTools?: string[];
+}
+
+export interface ContextManagerOptions {
+  /** The harness's session id (pi: a UUIDv7). 1–512 printable characters. */
+  sessionId: string;
+  /** Default: the embedded store at the default location (see above). `{ kind: 'embedded' }` without a path means the same; `path: ':memory:'` a private in-memory store. */
+  store?: { kind: 'embedded'; path?: string } | { kind: 'xtdb'; url: string; timeoutMs?: number };
+  /** Relative agent paths resolve against this. Default process.cwd(). */
+  workspaceRoot?: string;
+  /** Set or replace the system prompt; omitted: a resumed session keeps its own. */
+  systemPrompt?: string;
+  mounts?: MountMapping[];
+  defaultFilesystemId?: string;
+  /** The agent runs on this host (no sandbox). Default true. */
+  defaultIsLocal?: boolean;
+  policy?: CollapsePolicy;
+  /** Track indexed files: edits outside the agent become new versions (sets never change). Default false. */
+  watch?: boolean;
+  /** Emit the system prompt as a `system` message (pi 1.x prepends its own: pass false there). Default true. */
+  emitSystemMessage?: boolean;
+  /** Files larger than this are metadata-only. Default 1 MiB. */
+  maxContentBytes?: number;
+  /** On resume, read discovery stubs whose file exists. Default true. */
+  resumeUpgradesStubs?: boolean;
+}
+
+/** Outcome of an agent operation. Failures the agent can act on are data (`ok: false`, `code`), never exceptions. */
+export interface OpResult {
+  ok: boolean;
+  message: string;
+  /** The object concerned, when known. */
+  id?: string;
+  /** Set when ok is false, e.g. FILE_NOT_FOUND, UNKNOWN_OBJECT, NOT_CONTENT_OBJECT. */
+  code?: ErrorCode;
+}
+
+/** One metadata pool entry as the user (not the model) sees it. */
+export interface PoolEntry {
+  id: string;
+  type: 'file' | 'toolcall';
+  /** Files: the path the agent sees. */
+  path?: string;
+  file_type?: string;
+  char_count?: number;
+  tool?: string;
+  status?: 'ok' | 'fail';
+  /** Files: present, stub (discovered, unread) or deleted. */
+  state?: 'present' | 'stub' | 'deleted';
+}
+
+export interface SessionSnapshot {
+  /** Every content object the session has seen (append-only). */
+  sessionIndex: string[];
+  metadataPool: PoolEntry[];
+  activeSet: string[];
+  pinnedSet: string[];
+}
+
+export interface SessionStats {
+  turnCount: number;
+  /** Harness messages consumed so far. */
+  cursor: number;
+  /** transformContext calls recorded (each one reconstructible). */
+  modelCallCount: number;
+  /** Writes queued and not yet flushed. */
+  hasPending: boolean;
+}
+
+/** A pi-ai message (user, assistant, toolResult, …); passed through as JSON. */
+export type HarnessMessage = { role: string; [field: string]: unknown };
+
+/** The async API over one agent session. */
+export declare class ContextManager {
+  private constructor();
+  /** Create session `sessionId`, or resume it (sets restored, files reconciled with disk). */
+  static open(options: ContextManagerOptions): Promise<ContextManager>;
+  readonly sessionId: string;
+  /** `session:<sessionId>` */
+  readonly sessionObjectId: string;
+  /** `chat:<sessionId>` */
+  readonly chatObjectId: string;
+  /** `system_prompt:<sessionId>` */
+  readonly systemPromptObjectId: string;
+  readonly workspaceRoot: string;
+  readonly store: Store;
+  readonly closed: boolean;
+
+  /**
+   * Harness transcript in (only new messages are consumed; replaced arrays
+   * after compaction or branch switches are detected), the context the model
+   * sees out: `[system?, METADATA_POOL, …chat with tool results as
+   * "toolcall_ref id=… tool=… status=ok|fail"…, ACTIVE_CONTENT id=… blocks]`.
+   * Resolves after the session's writes landed (each call is reconstructible).
+   * INVALID_MESSAGE for a malformed new message (nothing changes).
+   */
+  transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
+  /** The agent reads a file: indexed, added to the session, active. */
+  read(path: string): Promise<OpResult>;
+  /** `target`: object id, a unique id prefix (≥ 6 chars), a harness tool-call id, or a file path. */
+  activate(target: string): Promise<OpResult>;
+  deactivate(target: string): Promise<OpResult>;
+  /** Activate and exempt from auto-collapse until unpinned. */
+  pin(target: string): Promise<OpResult>;
+  unpin(target: string): Promise<OpResult>;
+  /** The harness wrote / edited a file for the agent: new version, active. */
+  observeWrite(path: string): Promise<OpResult>;
+  observeEdit(path: string): Promise<OpResult>;
+  /** Tool output listing paths relative to `cwd` (default the workspace root) → discovery stubs (pool only, never active). */
+  observeLs(output: string, cwd?: string): Promise<OpResult>;
+  observeFind(output: string, cwd?: string): Promise<OpResult>;
+  observeGrep(output: string, cwd?: string): Promise<OpResult>;
+  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  observeBash(command: string, output?: string): Promise<OpResult>;
+  /** The sets, synchronously (in memory). */
+  snapshot(): SessionSnapshot;
+  stats(): SessionStats;
+  /** Agent path → source, object id, host path (this session's resolver). */
+  resolve(agentPath: string): ResolvedPath;
+  /** Latest version of any object, or null. */
+  getObject<D = ObjectDocument>(id: string): Promise<D | null>;
+  /** Every version, oldest first. */
+  history<D = ObjectDocument>(id: string): Promise<Version<D>[]>;
+  /** The version visible at transaction `txId`, or null. */
+  getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
+  /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. INVALID_ARGUMENT for an unknown call. */
+  reconstructCall(n: number): Promise<HarnessMessage[]>;
+  /** Write everything queued in one transaction; null when nothing was queued. */
+  flush(): Promise<TxReceipt | null>;
+  /** Flush, stop watching, release the session. Idempotent; afterwards every call fails with SESSION_CLOSED. */
+  close(): Promise<void>;
+}
+
+export interface SelfContextManagerOptions {
+  sessionId: string;
+  /** Default process.cwd(). */
+  workspaceRoot?: string;
+  systemPrompt?: string;
+  /** Use this XTDB v1 node instead of the embedded store at the default location. */
+  xtdbBaseUrl?: string;
+  /** Track indexed files (as the original class did). Default true. */
+  watch?: boolean;
+}
+
+export interface SelfContextSnapshot {
+  sessionIndex: Set<string>;
+  metadataPool: PoolEntry[];
+  activeSet: Set<string>;
+  pinnedSet: Set<string>;
+}
+
+/**
+ * Drop-in replacement for the original TypeScript class: same constructor,
+ * properties and method shapes. Every method works before `load()`: async
+ * methods load on first use; the synchronous ones open the session on the
+ * spot and queue their write, which is flushed in the background at once
+ * (and by the next async call or `close()` at the latest).
+ */
+export declare class SelfContextManager {
+  constructor(options: SelfContextManagerOptions);
+  readonly sessionId: string;
+  readonly workspaceRoot: string;
+  /** `session:<sessionId>` */
+  readonly sessionObjectId: string;
+  /** `chat:<sessionId>` */
+  readonly chatObjectId: string;
+  /** `system_prompt:<sessionId>` */
+  readonly systemPromptObjectId: string;
+  /** The error of the last background write, or null. */
+  readonly lastFlushError: ScmError | null;
+  /** The underlying ContextManager (null until loaded). */
+  readonly contextManager: ContextManager | null;
+  load(): Promise<void>;
+  transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
+  read(path: string): Promise<OpResult>;
+  activate(id: string): OpResult;
+  deactivate(id: string): OpResult;
+  pin(id: string): OpResult;
+  unpin(id: string): OpResult;
+  /** Writes the file (parent directories created), then indexes it active. */
+  wrappedWrite(path: string, content: string | Uint8Array): Promise<void>;
+  wrappedEdit(path: string): Promise<void>;
+  wrappedLs(output: string): Promise<void>;
+  wrappedFind(output: string): Promise<void>;
+  wrappedGrep(output: string): Promise<void>;
+  /** `bash`: the command; `ls` / `find` / `grep`: their output. Other tools are ignored. */
+  observeToolExecutionEnd(toolName: string, commandOrOutput: string): Promise<void>;
+  getXtEntity<D = ObjectDocument>(id: string): Promise<D | null>;
+  getSnapshot(): SelfContextSnapshot;
+  close(): Promise<void>;
+}

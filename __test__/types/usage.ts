@@ -32,3 +32,25 @@ export async function usage(): Promise<void> {
   }
   void [doc, first, state, stableStringify({ a: 1 }), identityHash('chat', null, 'chat:1'), fileHash(new Uint8Array([1]))];
 }
+
+import { ContextManager, SelfContextManager, defaultStorePath, type OpResult, type HarnessMessage } from '../../index.js';
+
+export async function sessions(): Promise<void> {
+  const cm = await ContextManager.open({ sessionId: 's', store: { kind: 'xtdb', url: 'http://x' }, policy: { perTurn: 3 }, watch: true });
+  const out: HarnessMessage[] = await cm.transformContext([{ role: 'user', content: 'hi', timestamp: 1 }]);
+  const r: OpResult = await cm.read('a.ts');
+  const activeIds: string[] = cm.snapshot().activeSet;
+  const again = await cm.reconstructCall(0);
+  const asOf = await cm.getObjectAsOf('a', 3);
+  await cm.observeLs('a\nb', '/w');
+  await cm.close();
+  const m = new SelfContextManager({ sessionId: 's', workspaceRoot: '/w' });
+  const sync: OpResult = m.activate('x');
+  const snap = m.getSnapshot();
+  const has: boolean = snap.activeSet.has('x');
+  const first = snap.metadataPool[0]?.file_type;
+  await m.wrappedWrite('a.ts', 'x');
+  await m.observeToolExecutionEnd('bash', 'ls');
+  const ids: string[] = [m.sessionObjectId, m.chatObjectId, m.systemPromptObjectId, defaultStorePath('/w')];
+  void [out, r, activeIds, again, asOf, sync, has, first, ids];
+}
