@@ -1,0 +1,360 @@
+//! Resume (SSOT §3.6, implementation-plan §5 "Session resume") and trackers
+//! (SSOT §5.6: watchers update objects and the cache, never the sets).
+//! A resumed session is a new `Session` object on the same store, as a new
+//! process would open it.
+
+mod session_support;
+
+use std::time::{Duration, Instant};
+
+use scm_core::session::{CollapsePolicy, Session, SessionOptions};
+use serde_json::json;
+use session_support::*;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_has_the_same_sets_and_reingests_nothing() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume");
+        let mut t = Transcript::default();
+        ws.write("a.txt", "alpha");
+        let (snap, out) = {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            s.read("a.txt").await.unwrap();
+            t.user("u")
+                .call("c1", "bash", json!({"command": "x"}), "out-1");
+            t.user("v")
+                .call("c2", "bash", json!({"command": "y"}), "out-2");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(s.pin("c1").ok);
+            s.close().await.unwrap();
+            (s.snapshot(), out)
+        };
+        let mut s = ws.open(SessionOptions::new(&id)).await;
+        assert_eq!(s.snapshot(), snap);
+        assert_eq!(s.turn_count(), 2);
+        // pi hands the full array again (new process): nothing is re-ingested.
+        let writes = ws.store.submitted_tx_count();
+        let again = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(s.snapshot(), snap);
+        assert_eq!(s.turn_count(), 2);
+        assert_eq!(
+            ws.store.submitted_tx_count() - writes,
+            1,
+            "one write: the call record"
+        );
+        // Pinning c1 made it the most recently activated; otherwise identical.
+        assert_eq!(again.len(), out.len());
+        assert_eq!(again[..again.len() - 3], out[..out.len() - 3]);
+        // A new message after resume is ingested normally.
+        t.call("c3", "bash", json!({"command": "z"}), "out-3");
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.snapshot().session_index.contains(&toolcall_id(&s, "c3")));
+        assert_eq!(
+            ws.store
+                .history(&toolcall_id(&s, "c1"))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_with_a_reordered_array_still_ingests_nothing_old() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume-replaced");
+        let mut t = Transcript::default();
+        t.user("u")
+            .call("c1", "bash", json!({"command": "x"}), "out-1");
+        {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            s.transform_context(&t.messages).await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut s = ws.open(SessionOptions::new(&id)).await;
+        // A compacted view of the same conversation plus one new prompt.
+        let mut msgs = vec![json!({"role": "compactionSummary", "summary": "s", "timestamp": 0})];
+        msgs.extend_from_slice(&t.messages[1..]);
+        msgs.push(json!({"role": "user", "content": "new", "timestamp": 10}));
+        s.transform_context(&msgs).await.unwrap();
+        assert_eq!(s.turn_count(), 2);
+        assert_eq!(s.snapshot().session_index.len(), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_agent_deactivated_stays_deactivated_after_resume() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume-deact");
+        ws.write("a.txt", "alpha");
+        {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            s.read("a.txt").await.unwrap();
+            assert!(s.deactivate("a.txt").ok);
+            s.close().await.unwrap();
+        }
+        ws.write("a.txt", "alpha changed on disk");
+        let mut s = ws.open(SessionOptions::new(&id)).await;
+        let fid = ws.file_id("a.txt");
+        assert!(!s.snapshot().active_set.contains(&fid));
+        let out = s.transform_context(&[]).await.unwrap();
+        assert!(active_ids(&out).is_empty());
+        assert!(pool_text(&out).contains(&format!("- id={fid} file path=a.txt type=txt chars=21")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_writes_new_versions_for_changed_files_and_deletions_for_removed_ones() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume-reconcile");
+        ws.write("same.txt", "same");
+        ws.write("changed.txt", "before");
+        ws.write("gone.txt", "soon gone");
+        {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            for p in ["same.txt", "changed.txt", "gone.txt"] {
+                s.read(p).await.unwrap();
+            }
+            s.close().await.unwrap();
+        }
+        ws.write("changed.txt", "after");
+        ws.remove("gone.txt");
+        let mut s = ws.open(SessionOptions::new(&id)).await;
+        let h = |p: &str| ws.file_id(p);
+        assert_eq!(
+            ws.store.history(&h("same.txt")).await.unwrap().len(),
+            1,
+            "unchanged → no write"
+        );
+        let changed = ws.store.history(&h("changed.txt")).await.unwrap();
+        assert_eq!(changed.len(), 2);
+        assert_eq!(changed[1].doc.as_ref().unwrap()["content"], "after");
+        let gone = ws.store.history(&h("gone.txt")).await.unwrap();
+        assert_eq!(gone.len(), 2, "history is kept");
+        let last = gone[1].doc.as_ref().unwrap();
+        assert_eq!(last["state"], "deleted");
+        assert!(last["content"].is_null() && last["file_hash"].is_null());
+        // Sets untouched; the active deleted file shows a note instead of content.
+        let out = s.transform_context(&[]).await.unwrap();
+        assert_eq!(active_ids(&out).len(), 3);
+        assert_eq!(occurrences(&out, "after"), 1);
+        assert_eq!(
+            occurrences(&out, "[deleted] file path=gone.txt no longer exists"),
+            1
+        );
+        assert!(pool_text(&out).contains("path=gone.txt type=txt chars=0 [deleted]"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_reads_stubs_whose_source_exists_and_deletes_vanished_ones() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        for upgrade in [true, false] {
+            // Separate files per round: file objects are shared by path.
+            let (p1, p2) = (format!("s1-{upgrade}.txt"), format!("s2-{upgrade}.txt"));
+            let id = unique_id("resume-stubs");
+            ws.write(&p1, "stub one");
+            ws.write(&p2, "stub two");
+            {
+                let mut s = ws.open(SessionOptions::new(&id)).await;
+                s.observe_discovery("find", &format!("{p1}\n{p2}"), &ws.root.to_string_lossy())
+                    .await
+                    .unwrap();
+                s.close().await.unwrap();
+            }
+            ws.remove(&p2);
+            let mut o = SessionOptions::new(&id);
+            o.resume_upgrades_stubs = upgrade;
+            let s = ws.open(o).await;
+            let snap = s.snapshot();
+            let state = |p: &str| {
+                let fid = ws.file_id(p);
+                snap.metadata_pool
+                    .iter()
+                    .find(|e| e.id == fid)
+                    .unwrap()
+                    .state
+                    .clone()
+                    .unwrap()
+            };
+            assert_eq!(state(&p1), if upgrade { "present" } else { "stub" });
+            assert_eq!(state(&p2), "deleted");
+            assert!(snap.active_set.is_empty(), "resume never activates");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_collapse_window_continues_across_resume() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume-window");
+        let policy = CollapsePolicy {
+            per_turn: 1,
+            turns_back: 2,
+            ..CollapsePolicy::default()
+        };
+        let mut o = SessionOptions::new(&id);
+        o.policy = policy;
+        let mut t = Transcript::default();
+        t.user("u").call("a", "bash", json!({"command": "a"}), "a");
+        {
+            let mut s = ws.open(o.clone()).await;
+            s.transform_context(&t.messages).await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut s = ws.open(o).await;
+        t.user("v").call("b", "bash", json!({"command": "b"}), "b");
+        s.transform_context(&t.messages).await.unwrap();
+        let active = s.snapshot().active_set;
+        assert_eq!(active, vec![toolcall_id(&s, "a"), toolcall_id(&s, "b")]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_references_survive_resume() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("resume-static");
+        ws.write("f.txt", "first");
+        let mut t = Transcript::default();
+        t.user("u")
+            .call("a", "bash", json!({"command": "a"}), "out-a");
+        let first = {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            s.read("f.txt").await.unwrap();
+            let out = s.transform_context(&t.messages).await.unwrap();
+            s.close().await.unwrap();
+            out
+        };
+        ws.write("f.txt", "second");
+        let mut s = ws.open(SessionOptions::new(&id)).await;
+        let now = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&now, "second"), 1);
+        assert_eq!(s.reconstruct_call(0).await.unwrap(), first);
+        assert_eq!(s.reconstruct_call(1).await.unwrap(), now);
+    }
+}
+
+// -------------------------------------------------------------- watcher
+
+/// Polls the session's tracker events until `done` holds. There is no API to
+/// await a filesystem notification, so this polls with a deadline.
+async fn wait_for(s: &mut Session, what: &str, mut done: impl FnMut(&mut Session) -> bool) {
+    let start = Instant::now();
+    loop {
+        s.poll_watch();
+        if done(s) {
+            return;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watcher_events_update_the_cache_never_the_sets() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = SessionOptions::new(unique_id("watch"));
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        ws.write("live.txt", "v1");
+        ws.write("idle.txt", "i1");
+        s.read("live.txt").await.unwrap();
+        s.read("idle.txt").await.unwrap();
+        assert!(s.deactivate("idle.txt").ok);
+        let before = s.snapshot();
+        let (live, idle) = (ws.file_id("live.txt"), ws.file_id("idle.txt"));
+
+        ws.write("live.txt", "v2 from the editor");
+        ws.write("idle.txt", "i2 changed");
+        let chars = |s: &Session, id: &str| {
+            s.snapshot()
+                .metadata_pool
+                .iter()
+                .find(|e| e.id == id)
+                .unwrap()
+                .char_count
+        };
+        wait_for(&mut s, "both updates", |s| {
+            chars(s, &live) == Some(18) && chars(s, &idle) == Some(10)
+        })
+        .await;
+        let after = s.snapshot();
+        assert_eq!(after.active_set, before.active_set);
+        assert_eq!(after.session_index, before.session_index);
+        let out = s.transform_context(&[]).await.unwrap();
+        assert_eq!(
+            occurrences(&out, "v2 from the editor"),
+            1,
+            "active content follows the file"
+        );
+        assert_eq!(
+            occurrences(&out, "i2 changed"),
+            0,
+            "inactive stays inactive"
+        );
+
+        ws.remove("live.txt");
+        wait_for(&mut s, "the deletion", |s| {
+            s.snapshot()
+                .metadata_pool
+                .iter()
+                .any(|e| e.id == live && e.state.as_deref() == Some("deleted"))
+        })
+        .await;
+        assert_eq!(s.snapshot().active_set, before.active_set);
+        let out = s.transform_context(&[]).await.unwrap();
+        assert_eq!(occurrences(&out, "[deleted] file path=live.txt"), 1);
+        // Static references hold across watcher-written versions too.
+        for i in 0..s.model_call_count() {
+            s.reconstruct_call(i).await.unwrap();
+        }
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stubs_are_not_watched() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = SessionOptions::new(unique_id("watch-stub"));
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        ws.write("stub.txt", "s1");
+        ws.write("probe.txt", "p1");
+        s.observe_discovery("ls", "stub.txt", &ws.root.to_string_lossy())
+            .await
+            .unwrap();
+        s.read("probe.txt").await.unwrap();
+        ws.write("stub.txt", "s2 changed");
+        ws.write("probe.txt", "p2 changed");
+        // The probe's update proves the stub's change had time to be seen.
+        let probe = ws.file_id("probe.txt");
+        wait_for(&mut s, "the probe", |s| {
+            s.snapshot()
+                .metadata_pool
+                .iter()
+                .any(|e| e.id == probe && e.char_count == Some(10))
+        })
+        .await;
+        assert_eq!(
+            ws.store
+                .history(&ws.file_id("stub.txt"))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        s.close().await.unwrap();
+    }
+}
