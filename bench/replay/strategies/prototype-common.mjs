@@ -142,6 +142,7 @@ export class Registry {
         const f = tc.file;
         if (f && !tc.isError) {
           if (tc.name === "read") {
+            f.lastRead = tc;
             // an unchanged re-read (same text as the last known version) is the same version
             if (f.lastText !== tc.resultText || f.dirty) {
               f.version++;

@@ -40,8 +40,77 @@ if (Number.isFinite(maxCalls)) {
   text = kept.join("\n");
 }
 
-const strategies = [{ name: "raw", factory: await loadStrategyFactory("raw"), options: {} }];
-for (const v of variants) strategies.push({ name: v.label, factory: await loadStrategyFactory(v.strategy), options: { ...v.options, label: v.label } });
+// "Blind edits": edit calls the model issued on a path none of whose content
+// (a read result, a write's content, an edit's newText) was visible in the
+// context of that call. The replay cannot model the agent re-reading what was
+// collapsed; this counts the places where it would have had to (raw's own count,
+// after pi's compactions, is the floor).
+const isRef = (t) => t.length < 200 && !t.includes("\n") && (/^\[.*\]$/.test(t.trim()) || t.startsWith("toolcall_ref"));
+function visiblePaths(out) {
+  const vis = new Set();
+  const callPath = new Map();
+  for (const m of out) {
+    if (m.role === "assistant")
+      for (const b of m.content ?? []) {
+        if (b.type !== "toolCall") continue;
+        const a = b.arguments ?? {};
+        if (typeof a.path === "string") callPath.set(b.id, a.path);
+        if (b.name === "write" && typeof a.content === "string" && !isRef(a.content)) vis.add(a.path);
+        if (b.name === "edit" && typeof a.newText === "string" && !isRef(a.newText)) vis.add(a.path);
+      }
+    else if (m.role === "toolResult" && m.toolName === "read" && !m.isError) {
+      const t = (m.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+      const p = callPath.get(m.toolCallId);
+      if (p && !isRef(t)) vis.add(p);
+    } else {
+      // tail/active blocks of the spec layout
+      const t = typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join("\n");
+      for (const x of t.matchAll(/^--- file id=\S+ path=(.+?)(?: \(\S+\))? ---$/gm)) vis.add(x[1]);
+    }
+  }
+  return vis;
+}
+function withBlindEdits(factory) {
+  return (opts) => {
+    const s = factory(opts);
+    let prevVis = null;
+    let blind = 0;
+    let edits = 0;
+    const seen = new WeakSet();
+    return {
+      ...s,
+      async transform(messages, i, info) {
+        // the newest assistant message is the previous call's output
+        if (prevVis)
+          for (let k = messages.length - 1; k >= 0; k--) {
+            const m = messages[k];
+            if (m.role !== "assistant") continue;
+            if (!seen.has(m)) {
+              seen.add(m);
+              for (const b of m.content ?? [])
+                if (b.type === "toolCall" && b.name === "edit" && typeof b.arguments?.path === "string") {
+                  edits++;
+                  if (!prevVis.has(b.arguments.path)) {
+                    blind++;
+                    if (process.env.BLIND_DEBUG && process.env.BLIND_DEBUG === opts.label) console.error(`blind edit at call ${i - 1}: ${b.arguments.path}`);
+                  }
+                }
+            }
+            break;
+          }
+        const out = await s.transform(messages, i, info);
+        prevVis = visiblePaths(out);
+        return out;
+      },
+      stats() {
+        return { ...(s.stats?.() ?? {}), blindEdits: `${blind}/${edits}` };
+      },
+    };
+  };
+}
+
+const strategies = [{ name: "raw", factory: withBlindEdits(await loadStrategyFactory("raw")), options: {} }];
+for (const v of variants) strategies.push({ name: v.label, factory: withBlindEdits(await loadStrategyFactory(v.strategy)), options: { ...v.options, label: v.label } });
 
 const t0 = performance.now();
 const r = await replaySession({ file, text, strategies, tok: new Tokenizer() });
