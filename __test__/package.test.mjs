@@ -22,6 +22,17 @@ describe('package entry', () => {
     expect(JSON.parse(out.stdout)).toEqual(expect.arrayContaining(PUBLIC));
   });
 
+  // pi loads extensions with jiti 2.7 (moduleCache off); the e2e setup installs it under .tools/.
+  const jiti = ['.tools/pi-1.5/node_modules/jiti', '.tools/pi-0.73/node_modules/jiti'].map((p) => path.join(ROOT, p)).find((p) => existsSync(p));
+  test.skipIf(!jiti)(`pi's jiti loader imports it from TypeScript${jiti ? '' : ' (skipped: jiti not installed, run the e2e setup)'}`, async () => {
+    const out = await runNode(`
+      const { createJiti } = require(${JSON.stringify(jiti)});
+      const j = createJiti(${JSON.stringify(path.join(ROOT, '__test__/fixtures/x.js'))}, { moduleCache: false });
+      j.import(${JSON.stringify(path.join(ROOT, '__test__/fixtures/jiti-probe.ts'))}, { default: true }).then((f) => f()).then(console.log, (e) => { console.error(e); process.exit(1); });`);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout.trim()).toBe('{"a":2,"b":1} 2 function');
+  });
+
   test('the hand-written types compile against a usage sample', async () => {
     const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
     if (!existsSync(tsc)) return; // typescript is only a transitive dev dependency
