@@ -39,6 +39,10 @@ export const REC = {
   ref: "min",
 };
 
+// REC with fixed fold points (pi's two recorded compactions, honoured as folds) and no
+// engine fold: isolates each lever from fold timing (which the skeleton size moves).
+const RECPI = { ...REC, compaction: "fold", foldAt: 0 };
+
 export const SETS = {
   spec: [
     v("strawman", "strawman"),
@@ -226,6 +230,27 @@ export const SETS = {
     v("REC +pin plan doc (block)", I, { ...REC, pin: "docs/refactor\\.md$", pinPlace: "block" }),
     v("REC +pin 2 files (inline)", I, { ...REC, pin: "(docs/refactor\\.md|core/agent-session\\.ts)$" }),
     v("REC +pin 2 files (block)", I, { ...REC, pin: "(docs/refactor\\.md|core/agent-session\\.ts)$", pinPlace: "block" }),
+  ],  leversPi: [
+    v("RECpi", I, RECPI),
+    v("RECpi -sliding 5/3 instead of epochs", I, { ...RECPI, window: "sliding" }),
+    v("RECpi -args none", I, { ...RECPI, args: "none" }),
+    v("RECpi -args edit/write only", I, { ...RECPI, args: "editwrite" }),
+    v("RECpi -thinking kept", I, { ...RECPI, thinking: "keep" }),
+    v("RECpi -dedupe off", I, { ...RECPI, dedupe: "0" }),
+    v("RECpi -minCollapse 60", I, { ...RECPI, minCollapse: 60 }),
+    v("RECpi -provider call ids", I, { ...RECPI, callIds: "provider" }),
+    v("RECpi -ids prefix", I, { ...RECPI, ids: "prefix" }),
+    v("RECpi -ids long", I, { ...RECPI, ids: "long" }),
+    v("RECpi -ref verbose", I, { ...RECPI, ref: "verbose" }),
+    v("RECpi -ref spec", I, { ...RECPI, ref: "spec" }),
+    v("RECpi -pool none", I, { ...RECPI, pool: "none" }),
+    v("RECpi -pool top", I, { ...RECPI, pool: "top" }),
+    v("RECpi +squash", I, { ...RECPI, squash: "1" }),
+    v("RECpi +keepEdited", I, { ...RECPI, keepEdited: "1" }),
+    v("RECpi +pin plan doc (inline)", I, { ...RECPI, pin: "docs/refactor\\.md$" }),
+    v("RECpi +pin plan doc (block)", I, { ...RECPI, pin: "docs/refactor\\.md$", pinPlace: "block" }),
+    v("RECpi +pin 2 files (inline)", I, { ...RECPI, pin: "(docs/refactor\\.md|core/agent-session\\.ts)$" }),
+    v("RECpi +pin 2 files (block)", I, { ...RECPI, pin: "(docs/refactor\\.md|core/agent-session\\.ts)$", pinPlace: "block" }),
   ],
 };
 SETS.all = [...SETS.baselines];
