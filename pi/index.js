@@ -1,0 +1,522 @@
+// self-context-manager as a pi extension: wires pi's hooks and tools to the native addon.
+// Everything that decides what the model sees lives in the Rust core; this file only
+// translates pi events into ContextManager calls and back. Loaded by pi's jiti loader on
+// pi 0.73 (@mariozechner/*) and 1.x (which maps @mariozechner/* to its own packages).
+import { createRequire } from "node:module";
+import { existsSync, openSync, readSync, closeSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import * as agent from "@mariozechner/pi-coding-agent";
+import { Type } from "@mariozechner/pi-ai";
+
+const require = createRequire(import.meta.url);
+let addon = null;
+let addonError = null;
+try {
+	addon = require("../index.js");
+} catch (e) {
+	addonError = e;
+}
+
+const STATUS_KEY = "scm";
+const CONTEXT_TOOLS = ["activate", "deactivate", "pin", "unpin"];
+
+const SYSTEM_SECTION = `Context management (self-context-manager):
+- Files you read and tool outputs are objects. The METADATA_POOL message lists every object of this session with its id, one line each; a file marked [unread] was only discovered (by ls/find/grep/bash) and has not been read.
+- The active set is shown as ACTIVE_CONTENT blocks at the end of the context: the current content of each active object, once. Tool results in the chat are only references (toolcall_ref id=…); the content is in the ACTIVE_CONTENT blocks while the object is active.
+- read(path) loads a file into the active set. activate(id) brings back any object from the pool (an [unread] file is read first); deactivate(id) collapses it to its pool line; pin(id) keeps it active until unpin(id). Ids are as shown in the pool (a unique prefix works) or a file path.
+- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.`;
+
+// ---------------------------------------------------------------------------
+// Configuration: environment first, then "selfContextManager" in pi's settings.json
+// (project .pi/settings.json over the global one).
+
+function readSettings(cwd) {
+	const files = [];
+	try {
+		const agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : process.env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
+		files.push(join(agentDir, "settings.json"));
+	} catch {}
+	files.push(join(cwd, ".pi", "settings.json"));
+	let out = {};
+	for (const f of files) {
+		try {
+			const s = JSON.parse(readFileSync(f, "utf8"))?.selfContextManager;
+			if (s && typeof s === "object") out = { ...out, ...s, policy: { ...out.policy, ...s.policy } };
+		} catch {}
+	}
+	return out;
+}
+
+const envInt = (name) => {
+	const v = process.env[name];
+	if (v == null || v === "") return undefined;
+	const n = Number(v);
+	if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+	return n;
+};
+const envBool = (name) => {
+	const v = process.env[name];
+	if (v == null || v === "") return undefined;
+	return !/^(0|false|no|off)$/i.test(v);
+};
+
+export function loadConfig(cwd) {
+	const s = readSettings(cwd);
+	const env = process.env;
+	const kind = env.SCM_STORE || s.store?.kind || (env.SCM_XTDB_URL || s.store?.url ? "xtdb" : "embedded");
+	let store;
+	if (kind === "xtdb") {
+		const url = env.SCM_XTDB_URL || s.store?.url;
+		if (!url) throw new Error("SCM_STORE=xtdb needs SCM_XTDB_URL (e.g. http://localhost:3000)");
+		store = { kind: "xtdb", url, timeoutMs: envInt("SCM_XTDB_TIMEOUT_MS") ?? s.store?.timeoutMs };
+	} else if (kind === "embedded") {
+		const p = env.SCM_STORE_PATH || s.store?.path;
+		store = { kind: "embedded", ...(p ? { path: resolve(cwd, p) } : {}) };
+	} else throw new Error(`SCM_STORE must be "embedded" or "xtdb", got ${JSON.stringify(kind)}`);
+	const policy = {
+		perTurn: envInt("SCM_POLICY_PER_TURN") ?? s.policy?.perTurn,
+		turnsBack: envInt("SCM_POLICY_TURNS_BACK") ?? s.policy?.turnsBack,
+		collapseFiles: envBool("SCM_POLICY_COLLAPSE_FILES") ?? s.policy?.collapseFiles,
+	};
+	let mounts = s.mounts;
+	if (env.SCM_MOUNTS) {
+		try {
+			mounts = JSON.parse(env.SCM_MOUNTS);
+		} catch (e) {
+			throw new Error(`SCM_MOUNTS must be a JSON array of { agentPrefix, canonicalPrefix, filesystemId, hostPrefix? }: ${e.message}`);
+		}
+	}
+	return {
+		disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
+		store,
+		policy,
+		mounts,
+		watch: envBool("SCM_WATCH") ?? s.watch ?? true,
+		maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
+		// "cancel" (default): pi's compaction is cancelled while the manager owns the context.
+		compaction: env.SCM_COMPACTION || s.compaction || "cancel",
+		retryMs: envInt("SCM_RETRY_MS") ?? 30000,
+	};
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers (adapter only: paths as pi's tools take them, text of results, token estimates)
+
+/** pi's tools accept "@path" and "~/path"; the engine resolves against the workspace root. */
+function agentPath(p) {
+	let s = String(p ?? "");
+	if (s.startsWith("@")) s = s.slice(1);
+	if (s === "~") return homedir();
+	if (s.startsWith("~/")) return join(homedir(), s.slice(2));
+	return s;
+}
+
+/** Directory a discovery tool listed: its path argument (a file's parent for grep on one file). */
+function listedDir(cwd, p) {
+	const abs = resolve(cwd, agentPath(p || "."));
+	try {
+		return statSync(abs).isDirectory() ? abs : dirname(abs);
+	} catch {
+		return abs;
+	}
+}
+
+const textOf = (content) =>
+	typeof content === "string" ? content : (content ?? []).filter((b) => b?.type === "text").map((b) => b.text).join("\n");
+
+function estimate(messages) {
+	let t = 0;
+	for (const m of messages) {
+		try {
+			t += typeof agent.estimateTokens === "function" ? agent.estimateTokens(m) : Math.ceil(JSON.stringify(m.content ?? "").length / 4);
+		} catch {
+			t += Math.ceil(JSON.stringify(m.content ?? "").length / 4);
+		}
+	}
+	return t;
+}
+
+const fmtK = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
+
+/** The session id in a session file's header line (the fork's parent). */
+function sessionIdOfFile(file) {
+	if (!file || !existsSync(file)) return undefined;
+	const fd = openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(4096);
+		const n = readSync(fd, buf, 0, buf.length, 0);
+		const first = buf.subarray(0, n).toString("utf8").split("\n")[0];
+		return JSON.parse(first)?.id;
+	} catch {
+		return undefined;
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** The transcript as plain pi-ai messages (bashExecution, custom, summaries → user messages). */
+function llmMessages(messages) {
+	try {
+		return typeof agent.convertToLlm === "function" ? agent.convertToLlm(messages) : messages;
+	} catch {
+		return messages;
+	}
+}
+
+const describe = (e) => (e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? e));
+
+// ---------------------------------------------------------------------------
+
+export default function selfContextManager(pi) {
+	// One extension instance per loaded session runtime (pi re-imports the module on /new, /fork,
+	// /resume, /reload); session_start may fire twice for one session (RPC fork): opening is idempotent.
+	const S = {
+		cm: null,
+		sessionId: null,
+		opening: null,
+		config: null,
+		configError: null,
+		failedAt: 0,
+		lastError: null,
+		notified: new Set(),
+		degraded: false,
+		last: null, // { tokens, rawTokens, messages } of the last assembled context
+	};
+
+	function notifyOnce(ctx, key, message, level = "warning") {
+		if (S.notified.has(key)) return;
+		S.notified.add(key);
+		try {
+			ctx?.ui?.notify?.(`self-context-manager: ${message}`, level);
+		} catch {}
+		if (!ctx?.hasUI) process.stderr.write(`[self-context-manager] ${message}\n`);
+	}
+
+	function config(cwd) {
+		if (S.config || S.configError) return S.config;
+		try {
+			S.config = loadConfig(cwd);
+		} catch (e) {
+			S.configError = e;
+		}
+		return S.config;
+	}
+
+	/** The session's manager, opened on first need; null while unavailable (pi then behaves as without us). */
+	async function manager(ctx) {
+		if (!addon) return null;
+		const cfg = config(ctx.cwd);
+		if (!cfg || cfg.disabled) return null;
+		const id = ctx.sessionManager.getSessionId();
+		if (S.cm && S.sessionId === id) return S.cm;
+		if (S.opening && S.sessionId === id) return S.opening;
+		if (S.cm) await closeManager(ctx);
+		// Don't hammer an unreachable store: one attempt per retry interval.
+		if (S.sessionId === id && S.lastError && Date.now() - S.failedAt < cfg.retryMs) return null;
+		S.sessionId = id;
+		S.opening = openManager(ctx, cfg, id).then(
+			(cm) => {
+				S.cm = cm;
+				S.lastError = null;
+				if (S.notified.delete("open")) notifyOnce(ctx, "reopened", "store reachable again; context management resumed", "info");
+				S.notified.delete("reopened");
+				return cm;
+			},
+			(e) => {
+				S.lastError = e;
+				S.failedAt = Date.now();
+				notifyOnce(ctx, "open", `could not open the context store (${describe(e)}); pi runs with its own context until it is reachable`);
+				return null;
+			},
+		);
+		try {
+			return await S.opening;
+		} finally {
+			S.opening = null;
+		}
+	}
+
+	async function openManager(ctx, cfg, sessionId) {
+		const sm = ctx.sessionManager;
+		const options = {
+			sessionId,
+			workspaceRoot: ctx.cwd,
+			store: cfg.store,
+			policy: cfg.policy,
+			mounts: cfg.mounts,
+			watch: cfg.watch,
+			maxContentBytes: cfg.maxContentBytes,
+			// pi supplies its own system prompt on both lines.
+			emitSystemMessage: false,
+		};
+		// A fork starts from the parent's state at the fork point: the engine seeds the new session
+		// from the parent's record for the copied transcript (ignored by engines without fork support).
+		const parentFile = sm.getHeader?.()?.parentSession;
+		const parentId = sessionIdOfFile(parentFile);
+		if (parentId && parentId !== sessionId) {
+			let messages = [];
+			try {
+				messages = llmMessages(sm.buildSessionContext().messages);
+			} catch {}
+			options.forkOf = { sessionId: parentId, messages };
+		}
+		return addon.ContextManager.open(options);
+	}
+
+	async function closeManager(ctx) {
+		const cm = S.cm;
+		S.cm = null;
+		if (!cm) return;
+		try {
+			await cm.close();
+		} catch (e) {
+			notifyOnce(ctx, "close", `closing the session failed (${describe(e)}); writes not yet stored are replayed from pi's session file on resume`);
+		}
+	}
+
+	/** Keeps the user's result; failures of our side effect never fail the tool. */
+	async function observe(ctx, what, fn) {
+		const cm = await manager(ctx);
+		if (!cm) return null;
+		try {
+			return await fn(cm);
+		} catch (e) {
+			notifyOnce(ctx, `observe:${e.code ?? "?"}`, `${what} was not indexed (${describe(e)})`);
+			return null;
+		}
+	}
+
+	function unavailable() {
+		if (addonError) return `self-context-manager is not available: the native addon failed to load (${describe(addonError)})`;
+		if (S.configError) return `self-context-manager is not configured correctly: ${S.configError.message}`;
+		if (S.config?.disabled) return "self-context-manager is disabled (SCM_DISABLE)";
+		return `self-context-manager is not available right now (${describe(S.lastError ?? "store not open")}); the context is pi's own until it is back`;
+	}
+
+	// --- lifecycle ---------------------------------------------------------------------------------
+
+	pi.on("session_start", async (_e, ctx) => {
+		if (addonError) {
+			notifyOnce(ctx, "addon", `the native addon failed to load (${describe(addonError)}); pi runs without context management. See the README's troubleshooting section.`, "error");
+			return;
+		}
+		config(ctx.cwd);
+		if (S.configError) {
+			notifyOnce(ctx, "config", `configuration error: ${S.configError.message}; pi runs without context management`, "error");
+			return;
+		}
+		await manager(ctx);
+	});
+
+	pi.on("session_shutdown", async (_e, ctx) => {
+		await closeManager(ctx);
+		try {
+			ctx.ui?.setStatus?.(STATUS_KEY, undefined);
+		} catch {}
+	});
+
+	// --- what the model sees ----------------------------------------------------------------------
+
+	pi.on("before_agent_start", async (e, ctx) => {
+		if (!(await manager(ctx))) return;
+		const sections = e.systemPromptOptions?.sections;
+		if (sections && typeof sections === "object") {
+			// 1.x: a named section keeps the rest of the structured system prompt (and its cache) intact.
+			sections["context-management"] = SYSTEM_SECTION;
+			return;
+		}
+		return { systemPrompt: `${e.systemPrompt}\n\n${SYSTEM_SECTION}` };
+	});
+
+	pi.on("context", async (e, ctx) => {
+		const cm = await manager(ctx);
+		if (!cm) return;
+		const raw = llmMessages(e.messages);
+		let out;
+		try {
+			out = await cm.transformContext(raw);
+		} catch (err) {
+			S.lastError = err;
+			S.degraded = true;
+			notifyOnce(ctx, `context:${err.code ?? "?"}`, `assembling the context failed (${describe(err)}); this call uses pi's own context`);
+			return;
+		}
+		if (S.degraded) {
+			// Tell the user once that the outage is over, and re-arm the failure notices.
+			S.degraded = false;
+			for (const k of [...S.notified]) if (k.startsWith("context:") || k.startsWith("flush:") || k.startsWith("observe:")) S.notified.delete(k);
+			notifyOnce(ctx, "recovered", "the context store works again; context management resumed", "info");
+			S.notified.delete("recovered");
+		}
+		S.lastError = null;
+		const messages = out.filter((m) => m.role !== "system");
+		S.last = { tokens: estimate(messages), rawTokens: estimate(raw), messages: messages.length };
+		try {
+			ctx.ui?.setStatus?.(STATUS_KEY, `ctx ~${fmtK(S.last.tokens)} tok (pi ~${fmtK(S.last.rawTokens)})`);
+		} catch {}
+		return { messages };
+	});
+
+	// pi's compaction would summarise and replace the history the engine renders; the engine
+	// already bounds the context (pool lines + active set), so it is cancelled while we own it.
+	pi.on("session_before_compact", async (_e, ctx) => {
+		if (S.config?.compaction === "allow" || !S.cm || S.lastError) return;
+		notifyOnce(ctx, "compact", "pi's compaction is cancelled: the context is managed (see /context; deactivate objects to shrink it)", "info");
+		return { cancel: true };
+	});
+
+	// --- observed tools: write/edit index the new version; ls/find/grep/bash discover files ----------
+	// Observed through tool_result rather than re-registered, so the user's tool set (which may leave
+	// ls/find/grep off) and other extensions' overrides of these tools stay as they are.
+
+	pi.on("tool_result", async (e, ctx) => {
+		const input = e.input ?? {};
+		const out = textOf(e.content);
+		switch (e.toolName) {
+			case "write":
+			case "edit":
+				if (!e.isError && input.path)
+					await observe(ctx, `${e.toolName} ${input.path}`, (cm) => (e.toolName === "write" ? cm.observeWrite(agentPath(input.path)) : cm.observeEdit(agentPath(input.path))));
+				break;
+			case "ls":
+				if (!e.isError) await observe(ctx, "ls output", (cm) => cm.observeLs(out, listedDir(ctx.cwd, input.path)));
+				break;
+			case "find":
+				if (!e.isError) await observe(ctx, "find output", (cm) => cm.observeFind(out, listedDir(ctx.cwd, input.path)));
+				break;
+			case "grep":
+				if (!e.isError) await observe(ctx, "grep output", (cm) => cm.observeGrep(out, listedDir(ctx.cwd, input.path)));
+				break;
+			case "bash":
+				if (typeof input.command === "string") await observe(ctx, "bash output", (cm) => cm.observeBash(input.command, out));
+				break;
+		}
+	});
+
+	// --- tools ---------------------------------------------------------------------------------------
+
+	if (addonError) return; // pi keeps its own tools; session_start tells the user why.
+
+	const builtinRead = agent.createReadToolDefinition(process.cwd());
+	pi.registerTool({
+		...builtinRead,
+		description: `${builtinRead.description} The file's content is shown to you as an ACTIVE_CONTENT block at the end of the context (once, kept current) rather than in this tool's result.`,
+		promptSnippet: "Read a file into the active context (shown as an ACTIVE_CONTENT block)",
+		promptGuidelines: [
+			...(builtinRead.promptGuidelines ?? []),
+			"A file you read stays active (its current content at the end of the context) until you deactivate it; do not read it again to see it, and use activate(id) for files already in the METADATA_POOL.",
+		],
+		executionMode: "sequential",
+		async execute(toolCallId, params, signal, onUpdate, ctx) {
+			// The user sees exactly what pi's read shows (offsets, limits, images, truncation notes).
+			const result = await agent.createReadToolDefinition(ctx.cwd).execute(toolCallId, params, signal, onUpdate, ctx);
+			const whole = params.offset == null && params.limit == null;
+			const image = (result.content ?? []).some((b) => b.type === "image");
+			// The engine owns whole text files; slices and images stay ordinary tool outputs.
+			let scm = null;
+			if (whole && !image) scm = await observe(ctx, `read ${params.path}`, (cm) => cm.read(agentPath(params.path)));
+			return { ...result, details: { ...(result.details ?? {}), scm } };
+		},
+	});
+
+	const idParam = Type.Object({
+		id: Type.String({ description: "An object id as shown in the METADATA_POOL (a unique prefix is enough), or a file path" }),
+	});
+	const contextTools = {
+		activate: {
+			label: "Activate",
+			description: "Load an object's current content into the active context (shown as an ACTIVE_CONTENT block from the next step on). An [unread] file is read first.",
+			snippet: "Bring an object from the METADATA_POOL into the active context",
+		},
+		deactivate: {
+			label: "Deactivate",
+			description: "Collapse an active object to its one-line METADATA_POOL entry; its content leaves the context from the next step on. It can be activated again at any time.",
+			snippet: "Remove an object's content from the active context (it stays in the pool)",
+		},
+		pin: {
+			label: "Pin",
+			description: "Activate an object and keep it active: pinned objects are exempt from automatic collapse until unpinned.",
+			snippet: "Keep an object active (exempt from automatic collapse)",
+		},
+		unpin: {
+			label: "Unpin",
+			description: "Remove an object's pin; it stays active but may collapse automatically again.",
+			snippet: "Let a pinned object collapse automatically again",
+		},
+	};
+	for (const name of CONTEXT_TOOLS) {
+		const t = contextTools[name];
+		pi.registerTool({
+			name,
+			label: t.label,
+			description: t.description,
+			promptSnippet: t.snippet,
+			parameters: idParam,
+			executionMode: "sequential",
+			async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+				const cm = await manager(ctx);
+				if (!cm) throw new Error(unavailable());
+				const target = agentPath(params.id);
+				let r;
+				if (typeof cm.setOpSync === "function") {
+					// The set change is immediate; a failing store write is retried by the next flush.
+					r = cm.setOpSync(name, target);
+					try {
+						await cm.flush();
+					} catch (e) {
+						notifyOnce(ctx, `flush:${e.code ?? "?"}`, `store write delayed (${describe(e)}); it is retried on the next step`);
+					}
+				} else r = await cm[name](target);
+				if (!r.ok) throw new Error(r.message);
+				return { content: [{ type: "text", text: r.message }], details: r };
+			},
+		});
+	}
+
+	// --- user-facing --------------------------------------------------------------------------------
+
+	pi.registerCommand("context", {
+		description: "Show the managed context: active objects with sizes, the metadata pool, pinned objects, totals",
+		handler: async (_args, ctx) => {
+			const cm = await manager(ctx);
+			if (!cm) {
+				ctx.ui.notify(unavailable(), "warning");
+				return;
+			}
+			ctx.ui.notify(formatContext(cm.snapshot(), S.last, ctx.cwd), "info");
+		},
+	});
+}
+
+/** The /context report (user-facing only; the model never sees it). */
+export function formatContext(snap, last, cwd) {
+	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
+	const show = (p) => {
+		if (!cwd || !p || !isAbsolute(p)) return p;
+		const r = relative(cwd, p);
+		return r && !r.startsWith(`..${sep}`) && r !== ".." && !isAbsolute(r) ? r : p;
+	};
+	const name = (e) => (e?.type === "file" ? show(e.path) : e?.tool ? `${e.tool}${e.args ? ` ${e.args}` : ""}` : e?.type ?? "?");
+	const size = (e) => (e?.char_count != null ? `${e.char_count} chars` : "");
+	const short = (id) => (id.length > 16 ? id.slice(0, 12) : id);
+	const pinned = new Set(snap.pinnedSet);
+	const lines = [];
+	let activeChars = 0;
+	lines.push(`Active (${snap.activeSet.length}):`);
+	for (const id of snap.activeSet) {
+		const e = byId.get(id);
+		activeChars += e?.char_count ?? 0;
+		lines.push(`  ${pinned.has(id) ? "📌" : "•"} ${short(id)} ${e?.type ?? ""} ${name(e)} ${size(e)}`.trimEnd());
+	}
+	const files = snap.metadataPool.filter((e) => e.type === "file");
+	const stubs = files.filter((e) => e.state === "stub").length;
+	const deleted = files.filter((e) => e.state === "deleted").length;
+	const toolcalls = snap.metadataPool.length - files.length;
+	lines.push(`Pool: ${snap.metadataPool.length} objects — ${files.length} files (${stubs} unread, ${deleted} deleted), ${toolcalls} tool outputs`);
+	lines.push(`Pinned (${snap.pinnedSet.length}): ${snap.pinnedSet.map((id) => name(byId.get(id))).join(", ") || "none"}`);
+	const totals = [`session index ${snap.sessionIndex.length}`, `active file text ${activeChars} chars`];
+	if (last) totals.push(`last model call ~${last.tokens} tokens (pi alone: ~${last.rawTokens})`);
+	lines.push(`Totals: ${totals.join(", ")}`);
+	return lines.join("\n");
+}
