@@ -33,6 +33,64 @@ export declare class NativeResolver {
 }
 export type JsResolver = NativeResolver
 
+export declare class NativeSession {
+  get sessionId(): string
+  /** `session:<id>` */
+  get sessionObjectId(): string
+  /** `chat:<id>` */
+  get chatObjectId(): string
+  /** `system_prompt:<id>` */
+  get systemPromptObjectId(): string
+  get closed(): boolean
+  /**
+   * Ingest the harness transcript (JSON array) and return the context the
+   * model sees (JSON array). Resolves after the session's writes landed.
+   */
+  transformContext(messagesJson: string): Promise<string>
+  /** The agent reads a file: index it and make it active. */
+  read(path: string): Promise<JsOpResult>
+  /** The harness wrote a file for the agent: new version, active. */
+  observeWrite(path: string): Promise<JsOpResult>
+  /** The harness edited a file for the agent: new version, active. */
+  observeEdit(path: string): Promise<JsOpResult>
+  /**
+   * ls / find / grep output → discovery stubs (index + pool only).
+   * `baseDir`: the directory the tool listed or searched (default: workspace root).
+   */
+  observeDiscovery(tool: string, output: string, baseDir?: string | undefined | null): Promise<JsOpResult>
+  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  observeBash(command: string, output?: string | undefined | null): Promise<JsOpResult>
+  /**
+   * Load an object's content into context. Synchronous: the session
+   * write is queued (see `flush`); a stub is read from disk now.
+   */
+  activate(target: string): JsOpResult
+  deactivate(target: string): JsOpResult
+  pin(target: string): JsOpResult
+  unpin(target: string): JsOpResult
+  /** Write everything queued in one transaction (null: nothing was queued). */
+  flush(): Promise<JsTxReceipt | null>
+  /** The sets as JSON `{session_index, metadata_pool: [{id, type, path?, …}], active_set, pinned_set}`. */
+  snapshotJson(): string
+  stats(): JsSessionStats
+  /** Agent path → source, through this session's resolver. */
+  resolve(agentPath: string): JsResolvedPath
+  /** Latest version of any object (JSON text or null). */
+  getObject(id: string): Promise<string | null>
+  /** Every version of an object, oldest first (JSON `[{txId, txTime, doc}]`). */
+  history(id: string): Promise<string>
+  /** The version of an object visible at transaction `txId` (JSON or null). */
+  getObjectAsOf(id: string, txId: number): Promise<string | null>
+  /** Rebuild exactly what model call `n` (0-based) was shown, from the store. */
+  reconstructCall(n: number): Promise<string>
+  /**
+   * Flush, stop the watcher, release the session. Idempotent; later calls
+   * fail with SESSION_CLOSED.
+   */
+  close(): Promise<void>
+}
+export type JsSession = NativeSession
+
 export declare class NativeStore {
   /** "embedded" or "xtdb". */
   get kind(): string
@@ -84,6 +142,14 @@ export interface JsIndexResult {
   receipt?: JsTxReceipt
 }
 
+/** `{ ok, message, id?, code? }`: failures the agent can act on are data. */
+export interface JsOpResult {
+  ok: boolean
+  message: string
+  id?: string
+  code?: string
+}
+
 export interface JsResolvedPath {
   source: JsFilesystemSource
   /** The file object's id (= its identity hash). */
@@ -92,6 +158,14 @@ export interface JsResolvedPath {
   hostPath?: string
   /** Whether a watcher may track it. */
   watchable: boolean
+}
+
+export interface JsSessionStats {
+  turnCount: number
+  /** Harness messages consumed so far. */
+  cursor: number
+  modelCallCount: number
+  hasPending: boolean
 }
 
 export interface JsTxReceipt {
@@ -107,6 +181,17 @@ export declare function metadataHashJson(fieldsJson: string): string
 export interface NapiAsOf {
   txId?: number
   txTime?: string
+}
+
+/**
+ * Auto-collapse policy (SSOT §4.3). Defaults: 5 per turn, 3 turns back,
+ * files do not collapse, the context tools are exempt.
+ */
+export interface NapiCollapsePolicy {
+  perTurn?: number
+  turnsBack?: number
+  collapseFiles?: boolean
+  exemptTools?: Array<string>
 }
 
 export interface NapiIndexerOptions {
@@ -139,8 +224,26 @@ export interface NapiResolverOptions {
   defaultIsLocal?: boolean
 }
 
+export interface NapiSessionOptions {
+  sessionId: string
+  /** Relative agent paths resolve against this (the facade defaults it to `process.cwd()`). */
+  workspaceRoot: string
+  systemPrompt?: string
+  mounts?: Array<NapiMountMapping>
+  defaultFilesystemId?: string
+  defaultIsLocal?: boolean
+  policy?: NapiCollapsePolicy
+  /** Track indexed files with a watcher. */
+  watch?: boolean
+  /** Put the system prompt in the output as a `system` message (default true). */
+  emitSystemMessage?: boolean
+  maxContentBytes?: number
+  /** On resume, read discovery stubs whose source exists (default true). */
+  resumeUpgradesStubs?: boolean
+}
+
 /**
- * `{ kind: 'embedded', path? }` (no path: a private in-memory store) or
+ * `{ kind: 'embedded', path? }` (no path or `':memory:'`: a private in-memory store) or
  * `{ kind: 'xtdb', url, timeoutMs? }`.
  */
 export interface NapiStoreOptions {
@@ -156,11 +259,26 @@ export declare function nativeVersion(): string
 /** `object_hash`: SHA-256(stable({file_hash, content_hash, metadata_hash})). */
 export declare function objectHash(fileHash: string | undefined | null, contentHash: string | undefined | null, metadataHash: string): string
 
+/** Open (create or resume) a session on `store`. */
+export declare function openSession(store: JsStore, options: NapiSessionOptions): Promise<NativeSession>
+
+/**
+ * The same, blocking the calling thread: only for the drop-in class's
+ * synchronous methods called before anything opened the session.
+ */
+export declare function openSessionSync(store: JsStore, options: NapiSessionOptions): NativeSession
+
 /**
  * Open a store. XTDB stores are checked for reachability (STORE_UNAVAILABLE
  * within the timeout otherwise).
  */
 export declare function openStore(options: NapiStoreOptions): Promise<NativeStore>
+
+/**
+ * The same, blocking the calling thread (for the drop-in class's
+ * synchronous methods called before anything opened the store).
+ */
+export declare function openStoreSync(options: NapiStoreOptions): NativeStore
 
 /** Stable serialisation (sorted keys, no whitespace) of a JSON text. */
 export declare function stableStringifyJson(json: string): string
