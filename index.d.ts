@@ -342,12 +342,19 @@ export declare class ContextManager {
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
   /** The agent reads a file: indexed, added to the session, active. */
   read(path: string): Promise<OpResult>;
-  /** `target`: object id, a unique id prefix (≥ 6 chars), a harness tool-call id, or a file path. */
+  /**
+   * `target`: object id, a unique id prefix (≥ 6 chars), a harness tool-call
+   * id, or a file path. The set change is immediate; the promise resolves once
+   * it is stored (a store failure rejects with a coded error and the write
+   * stays queued for the next flush).
+   */
   activate(target: string): Promise<OpResult>;
   deactivate(target: string): Promise<OpResult>;
   /** Activate and exempt from auto-collapse until unpinned. */
   pin(target: string): Promise<OpResult>;
   unpin(target: string): Promise<OpResult>;
+  /** Synchronous form of activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
+  setOpSync(op: 'activate' | 'deactivate' | 'pin' | 'unpin', target: string): OpResult;
   /** The harness wrote / edited a file for the agent: new version, active. */
   observeWrite(path: string): Promise<OpResult>;
   observeEdit(path: string): Promise<OpResult>;

@@ -145,6 +145,23 @@ describeStores('ContextManager', ({ kind, options }) => {
       await cm.close();
     });
 
+    test('setOpSync changes the sets at once and queues the write until flush()', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 's.ts', 's');
+      const { id } = await cm.read('s.ts');
+      expect(cm.setOpSync('deactivate', id)).toMatchObject({ ok: true, id });
+      expect(cm.snapshot().activeSet).toEqual([]);
+      expect(cm.stats().hasPending).toBe(true);
+      expect((await cm.getObject(cm.sessionObjectId)).active_set).toEqual([id]);
+      const receipt = await cm.flush();
+      expect(receipt).toMatchObject({ committed: true });
+      expect(cm.stats().hasPending).toBe(false);
+      expect((await cm.getObject(cm.sessionObjectId)).active_set).toEqual([]);
+      expect(await cm.flush()).toBeNull();
+      await expectCode(() => cm.setOpSync('delete', id), 'INVALID_ARGUMENT');
+      await cm.close();
+    });
+
     test('ls/find/grep discovery adds stubs to the pool (never active); activating a stub reads it', async () => {
       const { ws, cm } = await setup();
       write(ws, 'src/one.ts', 'one');

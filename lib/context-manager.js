@@ -8,6 +8,7 @@ const { Store } = require('./store.js');
 const { storeOptionsFor } = require('./defaults.js');
 
 const STORE = Symbol('scm.store');
+const SET_OPS = new Set(['activate', 'deactivate', 'pin', 'unpin']);
 
 function sessionOptions(options) {
   if (options == null || typeof options !== 'object') {
@@ -133,8 +134,9 @@ class ContextManager {
     return opResult(r);
   }
 
-  /** @internal The synchronous form (writes queued until the next flush). */
+  /** Synchronous activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
   setOpSync(op, target) {
+    if (!SET_OPS.has(op)) throw codedError('INVALID_ARGUMENT', `setOpSync: unknown operation ${op}`);
     return opResult(wrap(() => this[NATIVE][op](target)));
   }
 
