@@ -1,0 +1,86 @@
+// The package as users get it: `npm pack`, then `pi install npm:self-context-manager@file:<tarball>`
+// into a fresh pi agent dir, on both pi lines; pi then loads the extension from its settings and the
+// native addon works. Also: a package whose native addon cannot load leaves pi working as before.
+// Run: node --test e2e/   (offline: the tarball is local, the package has no dependencies)
+import { before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LINES } from "./harness.mjs";
+import { PI_LINES, REPO, tempBase, missingTools, runInstalledPi, convo, count, allText, activeFile, results, messageText } from "./fixtures/scm-pi.mjs";
+
+const BASE = tempBase("pi-install");
+const anyLine = PI_LINES.some((l) => !missingTools(l));
+let tarball;
+
+before(() => {
+	if (!anyLine) return;
+	// npm pack is what `npm publish` uploads: the files list, the pi manifest and the .node must all be in it.
+	const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", BASE], { cwd: REPO, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+	tarball = join(BASE, out.trim().split("\n").at(-1));
+	assert.ok(existsSync(tarball), `npm pack produced no tarball: ${out}`);
+});
+
+/** `pi install` into a fresh agent dir; npm's global prefix (0.73 installs user packages with -g) stays in the test dir. */
+function piInstall(line, dir) {
+	const l = LINES[line];
+	const agentDir = join(dir, "agent");
+	mkdirSync(agentDir, { recursive: true });
+	const env = { ...process.env, PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: join(dir, "npm-global") };
+	const log = execFileSync(l.node, [l.cli, "install", `npm:self-context-manager@file:${tarball}`], { cwd: dir, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120000 });
+	const settingsFile = join(agentDir, "settings.json");
+	const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
+	if (line === "0.73") {
+		// 0.73 treats "@file:<tgz>" as a pinned version that never equals the installed "0.1.0", so at
+		// start-up it would reinstall (skipped offline: the package is not loaded). A registry install
+		// records name@version; use that entry for the same installed files.
+		const version = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })).version;
+		writeFileSync(settingsFile, JSON.stringify({ ...settings, packages: [`npm:self-context-manager@${version}`] }, null, 2));
+	}
+	const installed = [join(agentDir, "npm", "node_modules", "self-context-manager"), join(dir, "npm-global", "lib", "node_modules", "self-context-manager")].find(existsSync);
+	return { agentDir, env: { npm_config_prefix: env.npm_config_prefix }, log, settings, installed };
+}
+
+for (const line of PI_LINES) {
+	const missing = missingTools(line);
+	const opt = { skip: missing ? `pi ${line} not set up (${missing})` : false };
+	describe(`pi ${line}: install`, () => {
+		it("pi install from the npm pack tarball into a fresh agent dir: the extension and the native addon load", opt, async () => {
+			const dir = mkdtempSync(join(BASE, `inst-${line}-`));
+			const inst = piInstall(line, dir);
+			assert.deepEqual(inst.settings.packages, [`npm:self-context-manager@file:${tarball}`]);
+			assert.ok(inst.installed, `installed package not found under ${dir}`);
+			assert.ok(readdirSync(inst.installed).some((f) => f.endsWith(".node")), "the .node addon is not in the package");
+
+			const cwd = join(dir, "cwd");
+			mkdirSync(cwd);
+			writeFileSync(join(cwd, "a.md"), "ALPHA-TEXT\n");
+			const r = await runInstalledPi({ line, cwd, agentDir: inst.agentDir, runDir: dir, env: inst.env, script: [{ toolCalls: [{ name: "read", args: { path: "a.md" } }] }, "ok"], prompt: "go" });
+			assert.equal(r.exitCode, 0, r.stderr);
+			assert.equal(r.captures.length, 2, r.stderr);
+			assert.ok(r.captures[0].tools.includes("activate"), `tools: ${r.captures[0].tools}`);
+			const last = r.captures[1];
+			assert.equal(activeFile(last, "a.md")?.body, "ALPHA-TEXT\n");
+			assert.ok(results(last)[0].ref, "tool result is not a toolcall_ref");
+			assert.ok(existsSync(join(cwd, ".scm", "store.sqlite")), "the embedded store was not created at its default location");
+		});
+
+		it("a missing native addon: pi keeps working with its own context and says why", opt, async () => {
+			const dir = mkdtempSync(join(BASE, `broken-${line}-`));
+			const inst = piInstall(line, dir);
+			for (const f of readdirSync(inst.installed)) if (f.endsWith(".node")) rmSync(join(inst.installed, f));
+			const cwd = join(dir, "cwd");
+			mkdirSync(cwd);
+			writeFileSync(join(cwd, "a.md"), "ALPHA-TEXT\n");
+			const r = await runInstalledPi({ line, cwd, agentDir: inst.agentDir, runDir: dir, env: inst.env, script: [{ toolCalls: [{ name: "read", args: { path: "a.md" } }] }, "ok"], prompt: "go" });
+			assert.equal(r.exitCode, 0, r.stderr);
+			assert.equal(r.captures.length, 2);
+			assert.match(r.stderr, /self-context-manager.*native addon failed to load/);
+			// pi's own behaviour: built-in tools only, the file text in the tool result.
+			assert.ok(!r.captures[0].tools.includes("activate"));
+			assert.equal(messageText(convo(r.captures[1]).at(-1)), "ALPHA-TEXT\n");
+			assert.equal(count(allText(r.captures[1]), "METADATA_POOL"), 0);
+		});
+	});
+}
