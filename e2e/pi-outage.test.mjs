@@ -1,0 +1,95 @@
+// A store outage in the middle of a pi session (XTDB store, both pi lines): the run completes with
+// pi's own context for the calls made while the node is down and a notice; once the node is back
+// the managed context returns and nothing of the session is lost (checked in the store itself).
+// Uses its own XTDB node (RocksDB, own port), stopped and restarted on the same data.
+// Run: node --test e2e/   (needs bash xtdb/setup.sh; ~1 min: two JVM start-ups)
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { PI_LINES, REPO, tempBase, workspace, startScmRpc, missingTools, failInfo, convo, count, allText, pool, activeFile, results, call, step } from "./fixtures/scm-pi.mjs";
+import { startXtdbNode, xtdbMissing } from "./fixtures/scm-xtdb-node.mjs";
+
+const BASE = tempBase("pi-outage");
+const addon = createRequire(import.meta.url)(join(REPO, "index.js"));
+const lines = PI_LINES.filter((l) => !missingTools(l));
+const noXtdb = xtdbMissing();
+if (noXtdb && process.env.SCM_REQUIRE_XTDB === "1") throw new Error(noXtdb);
+const skip = noXtdb ? `no XTDB here (${noXtdb})` : lines.length === 0 ? "no pi line set up (scripts/pi/setup.sh)" : false;
+
+let node;
+before(async () => {
+	if (!skip) node = await startXtdbNode(join(BASE, "xtdb"));
+});
+after(async () => {
+	await node?.stop();
+});
+
+const notices = (r) => r.records.filter((x) => x.type === "extension_ui_request" && x.method === "notify").map((x) => x.message);
+
+describe("store outage mid-session", { skip }, () => {
+	// One outage (stop → restart) serves both lines: each runs its whole session across it.
+	it(`the run completes; after the store is back nothing is lost (pi ${lines.join(", ")})`, { timeout: 600000 }, async () => {
+		const runs = [];
+		for (const line of lines) {
+			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n", "b.md": "BRAVO-TEXT\n" });
+			const rpc = await startScmRpc({
+				line, ...ws,
+				env: { SCM_STORE: "xtdb", SCM_XTDB_URL: node.url, SCM_XTDB_TIMEOUT_MS: "3000" },
+				script: [
+					step(call("read", { path: "a.md" }, "r1")), "one",
+					step(call("read", { path: "b.md" }, "r2"), call("bash", { command: "printf 'OUT-%s\\n' 9" }, "b2")), "two",
+					"three",
+				],
+			});
+			await rpc.prompt("first");
+			runs.push({ line, ws, rpc });
+		}
+
+		await node.stop();
+		for (const run of runs) await run.rpc.prompt("second"); // two model calls each, store down
+		await node.start();
+		for (const run of runs) {
+			await run.rpc.prompt("third");
+			run.r = await run.rpc.close();
+		}
+
+		for (const { line, r } of runs) {
+			assert.equal(r.exitCode, 0, `${line}: ${failInfo(r)}`);
+			assert.equal(r.captures.length, 5, `${line}: every model call happened`);
+			const [, , down1, down2, back] = r.captures;
+			// While the node is down: pi's own context (no pool, tool results carry their text), a notice.
+			for (const c of [down1, down2]) assert.equal(pool(c), null, `${line}: managed context while the store was down?`);
+			assert.match(allText(down2), /BRAVO-TEXT/);
+			assert.ok(notices(r).some((m) => /assembling the context failed \(STORE_/.test(m)), `${line}: no outage notice: ${notices(r)}`);
+			// Back: managed again, with everything that happened during the outage.
+			assert.ok(notices(r).some((m) => /works again/.test(m)), `${line}: no recovery notice`);
+			assert.equal(activeFile(back, "a.md")?.body, "ALPHA-TEXT\n");
+			const refs = results(back);
+			assert.deepEqual(refs.map((x) => x.toolCallId), ["r1", "r2", "b2"], `${line}: tool results`);
+			assert.ok(refs.every((x) => x.ref), `${line}: all results are refs`);
+			const ids = new Set(pool(back).map((e) => e.id));
+			for (const x of refs) assert.ok(ids.has(x.ref.id), `${line}: ${x.ref.id} not in the pool`);
+			assert.equal(count(allText(back), "OUT-9"), 1, `${line}: the outage-time bash output is active once`);
+			assert.deepEqual(convo(back).filter((m) => m.role === "user" && !/^(METADATA_POOL|ACTIVE_CONTENT)/.test(typeof m.content === "string" ? m.content : "")).length, 3);
+
+			// Nothing lost: the store holds the whole session (a fresh reader, not pi's process).
+			const store = await addon.openStore({ kind: "xtdb", url: node.url });
+			const session = await store.get(`session:${r.sessionId}`);
+			const chat = await store.get(`chat:${r.sessionId}`);
+			assert.ok(session && chat, `${line}: session or chat document missing`);
+			assert.equal(chat.turn_count, 3, `${line}: chat turns`);
+			for (const x of refs) assert.ok(session.session_index.includes(x.ref.id), `${line}: ${x.ref.id} missing from the stored session index`);
+			const out9 = await store.get(refs[2].ref.id);
+			assert.equal(out9?.content, "OUT-9\n");
+			// And a resumed manager shows what pi's model last saw.
+			const cm = await addon.ContextManager.open({ sessionId: r.sessionId, workspaceRoot: r.cwd, store: { kind: "xtdb", url: node.url } });
+			try {
+				const snap = cm.snapshot();
+				assert.deepEqual(snap.metadataPool.map((e) => e.id), pool(back).map((e) => e.id), `${line}: stored pool`);
+			} finally {
+				await cm.close();
+			}
+		}
+	});
+});
