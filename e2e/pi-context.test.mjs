@@ -5,6 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { PROBE_EXTENSION } from "./harness.mjs";
 import { join } from "node:path";
 import {
 	PI_LINES, ALL_TOOLS, tempBase, workspace, runScm, missingTools, failInfo, convo, allText, count, pool, active, results,
@@ -203,5 +204,16 @@ for (const line of PI_LINES) {
 			assert.equal(withList.exitCode, 0, failInfo(withList));
 			assert.deepEqual([...withList.captures[0].tools].sort(), ["activate", "bash", "read"]);
 		});
+	});
+}
+
+for (const line of PI_LINES) {
+	const missing = missingTools(line);
+	it(`pi ${line}: a second extension registering "read" is refused by pi with an error naming this package`, { skip: missing ? `pi ${line} not set up` : false }, async () => {
+		// Documents pi's own behaviour for the README's troubleshooting section: tool names are unique
+		// across extensions; the later one fails to load (and -p exits 1).
+		const ws = workspace(BASE, { "hello.txt": "HELLO\n" });
+		const r = await runScm({ line, ...ws, extensions: [PROBE_EXTENSION], env: { SCM_PROBE_OVERRIDE_READ: "1" }, script: ["done"], prompt: "go" });
+		assert.match(r.stderr, /Failed to load extension ".*probe-extension\.ts": Tool "read" conflicts with .*pi\/index\.js/);
 	});
 }

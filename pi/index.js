@@ -397,9 +397,11 @@ export default function selfContextManager(pi) {
 	// --- tools ---------------------------------------------------------------------------------------
 
 	if (addonError) return; // pi keeps its own tools; session_start tells the user why.
+	// pi refuses a second extension that registers one of these names ("Tool "read" conflicts with …").
+	const register = (def) => pi.registerTool(def);
 
 	const builtinRead = agent.createReadToolDefinition(process.cwd());
-	pi.registerTool({
+	register({
 		...builtinRead,
 		description: `${builtinRead.description} The file's content is shown to you as an ACTIVE_CONTENT block at the end of the context (once, kept current) rather than in this tool's result.`,
 		promptSnippet: "Read a file into the active context (shown as an ACTIVE_CONTENT block)",
@@ -447,7 +449,7 @@ export default function selfContextManager(pi) {
 	};
 	for (const name of CONTEXT_TOOLS) {
 		const t = contextTools[name];
-		pi.registerTool({
+		register({
 			name,
 			label: t.label,
 			description: t.description,

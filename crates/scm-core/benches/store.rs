@@ -1,0 +1,2 @@
+//! Store benchmarks (work in progress).
+fn main() {}
