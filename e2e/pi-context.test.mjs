@@ -217,3 +217,35 @@ for (const line of PI_LINES) {
 		assert.match(r.stderr, /Failed to load extension ".*probe-extension\.ts": Tool "read" conflicts with .*pi\/index\.js/);
 	});
 }
+
+for (const line of PI_LINES) {
+	const missing = missingTools(line);
+	describe(`pi ${line}: configuration`, { skip: missing ? `pi ${line} not set up` : false }, () => {
+		it("pi settings (selfContextManager in settings.json) configure the policy; SCM_* environment wins", async () => {
+			const bash = (n) => call("bash", { command: `printf 'OUT-%s\\n' ${n}` }, `b${n}`);
+			const script = [step(bash(1)), step(bash(2)), step(bash(3)), "done"];
+			const viaSettings = await runScm({ line, ...workspace(BASE, {}), settings: { selfContextManager: { policy: { perTurn: 1 } } }, script, prompt: "go" });
+			assert.equal(viaSettings.exitCode, 0, failInfo(viaSettings));
+			const last = allText(viaSettings.captures.at(-1));
+			assert.deepEqual([1, 2, 3].map((n) => count(last, `OUT-${n}`)), [0, 0, 1], "perTurn 1 from settings");
+			const envWins = await runScm({ line, ...workspace(BASE, {}), settings: { selfContextManager: { policy: { perTurn: 1 } } }, env: { SCM_POLICY_PER_TURN: "3" }, script, prompt: "go" });
+			assert.deepEqual([1, 2, 3].map((n) => count(allText(envWins.captures.at(-1)), `OUT-${n}`)), [1, 1, 1], "SCM_POLICY_PER_TURN overrides settings");
+		});
+
+		it("a configuration error or SCM_DISABLE=1 leaves pi as it is, with a notice for the error", async () => {
+			const ws = workspace(BASE, { "a.md": "ALPHA\n" });
+			const script = [step(call("read", { path: "a.md" })), "done"];
+			const bad = await runScm({ line, ...ws, env: { SCM_STORE: "postgres" }, script, prompt: "go" });
+			assert.equal(bad.exitCode, 0, failInfo(bad));
+			assert.match(bad.stderr, /configuration error: SCM_STORE must be "embedded" or "xtdb"/);
+			assert.equal(pool(bad.captures[0]), null);
+			assert.ok(!bad.captures[0].tools.includes("activate"), "tools registered despite the error");
+			assert.equal(messageText(convo(bad.captures[1]).at(-1)), "ALPHA\n", "pi's own read result");
+			const off = await runScm({ line, ...again(ws), env: { SCM_DISABLE: "1" }, script, prompt: "go" });
+			assert.equal(off.exitCode, 0, failInfo(off));
+			assert.equal(pool(off.captures[1]), null);
+			assert.deepEqual(off.captures[0].tools, ["read", "bash", "edit", "write"]);
+			assert.equal(off.stderr.includes("self-context-manager"), false, off.stderr);
+		});
+	});
+}

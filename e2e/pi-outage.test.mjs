@@ -2,7 +2,7 @@
 // pi's own context for the calls made while the node is down and a notice; once the node is back
 // the managed context returns and nothing of the session is lost (checked in the store itself).
 // Uses its own XTDB node (RocksDB, own port), stopped and restarted on the same data.
-// Run: node --test e2e/   (needs bash xtdb/setup.sh; ~1 min: two JVM start-ups)
+// Run: node --test e2e/   (needs bash xtdb/setup.sh; ~70 s, mostly two JVM start-ups)
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
@@ -48,10 +48,37 @@ describe("store outage mid-session", { skip }, () => {
 
 		await node.stop();
 		for (const run of runs) await run.rpc.prompt("second"); // two model calls each, store down
+		// A session that starts while the store is down: pi's own context, then managed once it is back.
+		const late = [];
+		for (const line of lines) {
+			const ws = workspace(BASE, { "c.md": "CHARLIE-TEXT\n" });
+			const rpc = await startScmRpc({
+				line, ...ws,
+				env: { SCM_STORE: "xtdb", SCM_XTDB_URL: node.url, SCM_XTDB_TIMEOUT_MS: "3000", SCM_RETRY_MS: "0" },
+				script: [step(call("read", { path: "c.md" }, "l1")), "one", "two"],
+			});
+			await rpc.prompt("first");
+			late.push({ line, rpc });
+		}
 		await node.start();
 		for (const run of runs) {
 			await run.rpc.prompt("third");
 			run.r = await run.rpc.close();
+		}
+		for (const run of late) {
+			await run.rpc.prompt("second");
+			run.r = await run.rpc.close();
+		}
+		for (const { line, r } of late) {
+			assert.equal(r.exitCode, 0, `${line} (late): ${failInfo(r)}`);
+			assert.ok(notices(r).some((m) => /could not open the context store \(STORE_/.test(m)), `${line} (late): ${notices(r)}`);
+			const [c1, c2, c3] = r.captures;
+			assert.equal(pool(c1), null);
+			assert.equal(pool(c2), null);
+			// Opened on the next call: the whole transcript is ingested; the read's output is shown once.
+			assert.ok(pool(c3), `${line} (late): not managed after the store came back`);
+			assert.equal(count(allText(c3), "CHARLIE-TEXT"), 1);
+			assert.ok(results(c3).every((x) => x.ref));
 		}
 
 		for (const { line, r } of runs) {

@@ -168,15 +168,33 @@ const describe = (e) => (e?.code ? `${e.code}: ${e.message}` : String(e?.message
 
 // ---------------------------------------------------------------------------
 
+/** The notice of a package that cannot run: printed once per session start, nothing else registered. */
+function inert(pi, message) {
+	pi.on("session_start", (_e, ctx) => {
+		try {
+			ctx.ui?.notify?.(`self-context-manager: ${message}`, "error");
+		} catch {}
+		if (!ctx.hasUI) process.stderr.write(`[self-context-manager] ${message}\n`);
+	});
+}
+
 export default function selfContextManager(pi) {
+	// Settings are read once per load; pi runs in (and re-imports the module for) its cwd.
+	let cfg;
+	try {
+		cfg = loadConfig(process.cwd());
+	} catch (e) {
+		return inert(pi, `configuration error: ${e.message}; pi runs without context management`);
+	}
+	if (cfg.disabled) return;
+	if (addonError) return inert(pi, `the native addon failed to load (${describe(addonError)}); pi runs without context management. See the README's troubleshooting section.`);
+
 	// One extension instance per loaded session runtime (pi re-imports the module on /new, /fork,
 	// /resume, /reload); session_start may fire twice for one session (RPC fork): opening is idempotent.
 	const S = {
 		cm: null,
 		sessionId: null,
 		opening: null,
-		config: null,
-		configError: null,
 		failedAt: 0,
 		lastError: null,
 		notified: new Set(),
@@ -193,21 +211,8 @@ export default function selfContextManager(pi) {
 		if (!ctx?.hasUI) process.stderr.write(`[self-context-manager] ${message}\n`);
 	}
 
-	function config(cwd) {
-		if (S.config || S.configError) return S.config;
-		try {
-			S.config = loadConfig(cwd);
-		} catch (e) {
-			S.configError = e;
-		}
-		return S.config;
-	}
-
 	/** The session's manager, opened on first need; null while unavailable (pi then behaves as without us). */
 	async function manager(ctx) {
-		if (!addon) return null;
-		const cfg = config(ctx.cwd);
-		if (!cfg || cfg.disabled) return null;
 		const id = ctx.sessionManager.getSessionId();
 		if (S.cm && S.sessionId === id) return S.cm;
 		if (S.opening && S.sessionId === id) return S.opening;
@@ -288,24 +293,12 @@ export default function selfContextManager(pi) {
 	}
 
 	function unavailable() {
-		if (addonError) return `self-context-manager is not available: the native addon failed to load (${describe(addonError)})`;
-		if (S.configError) return `self-context-manager is not configured correctly: ${S.configError.message}`;
-		if (S.config?.disabled) return "self-context-manager is disabled (SCM_DISABLE)";
 		return `self-context-manager is not available right now (${describe(S.lastError ?? "store not open")}); the context is pi's own until it is back`;
 	}
 
 	// --- lifecycle ---------------------------------------------------------------------------------
 
 	pi.on("session_start", async (_e, ctx) => {
-		if (addonError) {
-			notifyOnce(ctx, "addon", `the native addon failed to load (${describe(addonError)}); pi runs without context management. See the README's troubleshooting section.`, "error");
-			return;
-		}
-		config(ctx.cwd);
-		if (S.configError) {
-			notifyOnce(ctx, "config", `configuration error: ${S.configError.message}; pi runs without context management`, "error");
-			return;
-		}
 		await manager(ctx);
 	});
 
@@ -361,7 +354,7 @@ export default function selfContextManager(pi) {
 	// pi's compaction would summarise and replace the history the engine renders; the engine
 	// already bounds the context (pool lines + active set), so it is cancelled while we own it.
 	pi.on("session_before_compact", async (_e, ctx) => {
-		if (S.config?.compaction === "allow" || !S.cm || S.lastError) return;
+		if (cfg.compaction === "allow" || !S.cm || S.lastError) return;
 		notifyOnce(ctx, "compact", "pi's compaction is cancelled: the context is managed (see /context; deactivate objects to shrink it)", "info");
 		return { cancel: true };
 	});
@@ -396,7 +389,6 @@ export default function selfContextManager(pi) {
 
 	// --- tools ---------------------------------------------------------------------------------------
 
-	if (addonError) return; // pi keeps its own tools; session_start tells the user why.
 	// pi refuses a second extension that registers one of these names ("Tool "read" conflicts with …").
 	const register = (def) => pi.registerTool(def);
 
