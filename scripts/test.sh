@@ -9,7 +9,11 @@ ROOT=$PWD
 step() { printf '\n==> %s\n' "$*"; }
 
 step "node dependencies"
-npm ci --no-audit --no-fund
+# Not `npm ci`: some platform-specific optional packages of @napi-rs/cli's
+# dependencies (lzma/tar for other OSes) are absent from the reachable
+# registry, and `npm ci` rejects a lock that lacks them. `npm install` still
+# installs the locked versions.
+npm install --no-audit --no-fund
 
 step "hash vectors: committed fixture matches the JS reference implementation"
 node scripts/gen-hash-vectors.mjs --check
