@@ -112,6 +112,11 @@ async fn deactivate_keeps_the_object_in_the_pool_and_activate_brings_it_back() {
 
         let r = s.activate(&id);
         assert!(r.ok, "{r:?}");
+        assert!(
+            r.message.starts_with("activated"),
+            "re-activating a deactivated object says it was activated: {r:?}"
+        );
+        assert!(s.activate(&id).message.contains("already active"));
         let out = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(active_ids(&out), vec![id.clone()]);
         assert_eq!(occurrences(&out, "# notes body"), 1);

@@ -146,11 +146,9 @@ impl Session {
         if self.objects.get(id).is_some_and(super::Cached::is_stub) {
             self.upgrade_stub(id)?;
         }
+        // Ask before `enter`, which inserts into the active set itself.
+        let was_active = self.active_set.contains(id);
         self.enter(id, true, true);
-        let was_active = !self.active_set.insert(id);
-        if !was_active {
-            self.pending.session = true;
-        }
         self.record_use(id);
         Ok(was_active)
     }
