@@ -36,3 +36,11 @@ cargo test --workspace
 
 step "vitest (addon, both stores)"
 npx vitest run
+
+step "replay benchmark instrument tests"
+npm ci --prefix bench/replay --no-audit --no-fund
+node --test bench/replay/
+
+step "pi end-to-end (real pi 0.73.1 and 1.5.2, scripted model, offline)"
+bash scripts/pi/setup.sh
+node --test --test-concurrency=1 e2e/
