@@ -696,3 +696,26 @@ async fn bad_session_ids_are_invalid_arguments() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_failed_is_retried_by_the_next_flush() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("retry").await;
+        let mut t = Transcript::default();
+        t.user("u").call("c1", "bash", json!({"command": "x"}), "out");
+        s.ingest_and_assemble_json(&t.messages).unwrap();
+        // The binding's split path: take, (submission fails), restore.
+        let pending = s.take_pending().unwrap();
+        let ops = pending.op_count();
+        assert_eq!(ops, 3, "toolcall + chat + session");
+        s.restore_pending(pending);
+        assert!(s.has_pending());
+        let receipt = s.flush().await.unwrap().unwrap();
+        let tc = toolcall_id(&s, "c1");
+        assert!(ws.store.get(&tc).await.unwrap().is_some());
+        let stored = ws.store.get(&format!("session:{}", s.session_id())).await.unwrap().unwrap();
+        assert_eq!(stored["active_set"], json!([tc]));
+        assert_eq!(s.model_call(0).unwrap().basis_tx, Some(receipt.tx_id));
+    }
+}

@@ -37,6 +37,7 @@ pub struct PendingWrite {
     session_doc: Option<SessionSnapshot>,
     /// (id, object_hash) of every object version queued.
     written: Vec<(String, String)>,
+    session: bool,
     chat: bool,
     system_prompt: bool,
     /// Model call records covered by this write.
@@ -234,6 +235,7 @@ impl Session {
             chat_doc: pending.chat.then(|| self.chat_snapshot()),
             session_doc: pending.session.then(|| self.session_snapshot()),
             written,
+            session: pending.session,
             chat: pending.chat,
             system_prompt: pending.system_prompt,
             records: self.calls.len(),
@@ -272,7 +274,7 @@ impl Session {
                 self.pending.docs.insert(id);
             }
         }
-        self.pending.session |= pending.session_doc.is_some() || pending.ops.is_empty();
+        self.pending.session |= pending.session;
         self.pending.chat |= pending.chat;
         self.pending.system_prompt |= pending.system_prompt;
     }
