@@ -703,7 +703,8 @@ async fn a_write_that_failed_is_retried_by_the_next_flush() {
         let ws = Workspace::new(store);
         let mut s = ws.session("retry").await;
         let mut t = Transcript::default();
-        t.user("u").call("c1", "bash", json!({"command": "x"}), "out");
+        t.user("u")
+            .call("c1", "bash", json!({"command": "x"}), "out");
         s.ingest_and_assemble_json(&t.messages).unwrap();
         // The binding's split path: take, (submission fails), restore.
         let pending = s.take_pending().unwrap();
@@ -714,7 +715,12 @@ async fn a_write_that_failed_is_retried_by_the_next_flush() {
         let receipt = s.flush().await.unwrap().unwrap();
         let tc = toolcall_id(&s, "c1");
         assert!(ws.store.get(&tc).await.unwrap().is_some());
-        let stored = ws.store.get(&format!("session:{}", s.session_id())).await.unwrap().unwrap();
+        let stored = ws
+            .store
+            .get(&format!("session:{}", s.session_id()))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stored["active_set"], json!([tc]));
         assert_eq!(s.model_call(0).unwrap().basis_tx, Some(receipt.tx_id));
     }
