@@ -25,7 +25,10 @@ done
 ls "$DIR"/lib/xtdb-core-*.jar >/dev/null 2>&1 || die "xtdb/lib is empty: run bash xtdb/setup.sh first"
 command -v curl >/dev/null 2>&1 || die "curl is required"
 
-pid_file="$DIR/node.pid" log_file="$DIR/node.log" edn_file="$DIR/node.edn"
+# XTDB_STATE_DIR lets several nodes run side by side (one pid/log/config each).
+STATE=${XTDB_STATE_DIR:-$DIR}
+mkdir -p "$STATE"
+pid_file="$STATE/node.pid" log_file="$STATE/node.log" edn_file="$STATE/node.edn"
 if [[ -f $pid_file ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
   die "a node is already running (pid $(cat "$pid_file")); run bash xtdb/stop.sh first"
 fi
@@ -50,9 +53,12 @@ url="http://127.0.0.1:$port"
 log "starting $config node on $url (log: $log_file)"
 # MALLOC_ARENA_MAX=2 stops glibc reserving a malloc arena per thread (RocksDB's
 # native memory balloons otherwise); heap and direct memory are capped too.
+# nodelay: the JDK HTTP server behind our HTTP front leaves Nagle on, which
+# stalls every small response ~40 ms behind the client's delayed ACK.
 MALLOC_ARENA_MAX=2 nohup java \
   -Xmx"${XTDB_XMX:-1g}" -XX:MaxDirectMemorySize=512m -XX:+UseSerialGC \
   -Dclojure.main.report=stderr \
+  -Dsun.net.httpserver.nodelay=true \
   -cp "$DIR/lib/*:$DIR/src" clojure.main -m xtdb.main -f "$edn_file" \
   </dev/null >"$log_file" 2>&1 &
 pid=$!

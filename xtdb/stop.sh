@@ -4,7 +4,7 @@
 # Usage: bash xtdb/stop.sh   Env: XTDB_STOP_TIMEOUT (seconds, default 30).
 set -euo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
-pid_file="$DIR/node.pid"
+pid_file="${XTDB_STATE_DIR:-$DIR}/node.pid"
 
 [[ -f $pid_file ]] || exit 0
 pid=$(cat "$pid_file")
