@@ -18,7 +18,8 @@ function usage(code = 0) {
        [--strategies ${DEFAULT_STRATEGIES.join(",")}] [--opt STRATEGY.KEY=VALUE]…
   --out DIR         output directory (default bench/replay/out/)
   --strategies L    comma list of strategies/<name>.mjs (or paths); raw is always run first
-  --opt S.K=V       option K=V for strategy S, e.g. --opt masking.keep=10 --opt strawman.threshold=60000`);
+  --opt S.K=V       option K=V for strategy S, e.g. --opt masking.keep=10 --opt strawman.threshold=60000
+  --calls N         replay only the first N model calls of each session (robustness checks on truncations)`);
   process.exit(code);
 }
 
@@ -27,6 +28,7 @@ function parseArgs(argv) {
   let out = fileURLToPath(new URL("./out/", import.meta.url));
   let strategies = DEFAULT_STRATEGIES;
   const opts = {};
+  let calls = 0;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -36,7 +38,10 @@ function parseArgs(argv) {
     };
     if (a === "-h" || a === "--help") usage(0);
     else if (a.startsWith("--out")) out = resolve(val());
-    else if (a.startsWith("--strategies")) strategies = val().split(",").map((s) => s.trim()).filter(Boolean);
+    else if (a.startsWith("--calls")) {
+      calls = Number(val());
+      if (!Number.isInteger(calls) || calls < 1) usage(2);
+    } else if (a.startsWith("--strategies")) strategies = val().split(",").map((s) => s.trim()).filter(Boolean);
     else if (a.startsWith("--opt")) {
       const kv = val();
       const m = /^([^.=]+)\.([^=]+)=(.*)$/.exec(kv);
@@ -48,12 +53,12 @@ function parseArgs(argv) {
   if (!files.length) usage(2);
   if (!strategies.includes("raw")) strategies = ["raw", ...strategies];
   else strategies = ["raw", ...strategies.filter((s) => s !== "raw")];
-  return { files, out, strategies, opts };
+  return { files, out, strategies, opts, calls };
 }
 
 async function main() {
   const t0 = performance.now();
-  const { files, out, strategies, opts } = parseArgs(process.argv.slice(2));
+  const { files, out, strategies, opts, calls } = parseArgs(process.argv.slice(2));
   const loaded = [];
   for (const name of strategies) loaded.push({ name, factory: await loadStrategyFactory(name), options: opts[name] ?? {} });
 
@@ -66,7 +71,7 @@ async function main() {
     const n = (labels.get(base) ?? 0) + 1;
     labels.set(base, n);
     const label = n > 1 ? `${base}#${n}` : base;
-    results.push(await replaySession({ file, label, strategies: loaded, tok, log: (s) => console.error(s) }));
+    results.push(await replaySession({ file, label, strategies: loaded, tok, log: (s) => console.error(s), maxCalls: calls }));
   }
 
   // Global x index across sessions for the plot; markers for compactions / session starts.

@@ -42,10 +42,15 @@ function orphanedResults(providerMessages) {
  * @param {{system:string, tools:object[]}} [p.preamble]
  * @returns {Promise<object>} { session, rows, skipped, reconstruction, breakdown, stats, timings }
  */
-export async function replaySession({ file, label: givenLabel, text, strategies, tok = new Tokenizer(), preamble = DEFAULT_PREAMBLE, log = () => {} }) {
+export async function replaySession({ file, label: givenLabel, text, strategies, tok = new Tokenizer(), preamble = DEFAULT_PREAMBLE, log = () => {}, maxCalls }) {
   const t0 = performance.now();
   text ??= await readFile(file, "utf8");
   const session = loadSession(text);
+  if (maxCalls > 0 && session.calls.length > maxCalls) {
+    // Truncation: the session as it was after its first maxCalls model calls.
+    session.calls = session.calls.slice(0, maxCalls);
+    session.compactionCalls = session.compactionCalls.filter((c) => c < maxCalls);
+  }
   const label = givenLabel ?? basename(file ?? "session");
   const tLoad = performance.now() - t0;
 

@@ -1,48 +1,68 @@
-// `self-context-manager`: the product's engine, through its Node addon.
+// `self-context-manager`: the product's engine through its Node addon — one
+// ContextManager per replayed session, on a private embedded store in a
+// temporary directory, in the cache layout by default:
 //
-// SLOT TO BE WIRED BY THE LEAD. The contract the addon must meet:
+//   const cm = await ContextManager.open({ sessionId, workspaceRoot: tmp,
+//     store: { kind: 'embedded', path: tmp + '/store.sqlite' }, layout: 'cache', watch: false });
+//   out = await cm.transformContext(messages);   // before every model call
+//   await cm.close();
 //
-//   import { ContextManager } from "<repo root>/index.js";   // napi-rs loader (CJS or ESM)
-//   const cm = new ContextManager(options);                  // options: from --opt self-context-manager.KEY=VALUE
-//   const out = cm.transformContext(messages);               // sync or Promise
-//   cm.close?.() / cm.dispose?.()                            // optional, at session end
+// Options (--opt self-context-manager.KEY=VALUE):
+//   layout=cache|spec          default cache
+//   store=embedded|memory      embedded (a file in the temp dir, default) or ':memory:'
+//   module=PATH                the package to import (default: the repo root; or SCM_ADDON)
+//   any CachePolicy key        high, low, minCollapseChars, bashCollapseChars, fold, summaryChars,
+//                              rewriteCallIds, dropThinking, dedupeReads, honourHostCompaction, deactivateEpoch
+//                              e.g. --opt self-context-manager.honourHostCompaction=false
 //
-// `messages` is exactly what pi's `context` hook receives before a model call:
-// an array of pi AgentMessages (roles user / assistant / toolResult /
-// bashExecution / custom / compactionSummary / branchSummary, shapes as in pi-ai),
-// frozen (do not mutate; return new objects). One ContextManager is created per
-// replayed session and sees every call of that session in order, each time
-// with the full transcript (growing by the newest assistant turn and tool
-// results; after a pi compaction the transcript restarts with the summary).
-// `out` must be what the model should see: an array of AgentMessages (or
-// `{ messages }`, or a JSON string of either). The harness then applies pi's
-// own convertToLlm + pi-ai transformMessages, serialises and counts tokens.
-// Every toolResult returned must follow its matching toolCall (the harness
-// reports orphaned results per strategy; pi-ai only patches orphaned calls).
-//
-// If the addon cannot be imported (not built yet), init() returns
-// { skip: "addon not built: ..." } and the harness skips this strategy.
-// The module path can be overridden with --opt self-context-manager.module=PATH
-// or SCM_ADDON=PATH.
+// If the addon cannot be imported (not built), init() returns { skip } and the
+// harness skips this strategy. Every toolResult the engine returns follows its
+// toolCall; the harness counts violations.
 
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const DEFAULT_MODULE = new URL("../../../index.js", import.meta.url); // repo root package
+const POLICY_KEYS = new Set([
+  "high",
+  "low",
+  "minCollapseChars",
+  "bashCollapseChars",
+  "fold",
+  "summaryChars",
+  "rewriteCallIds",
+  "dropThinking",
+  "dedupeReads",
+  "honourHostCompaction",
+  "deactivateEpoch",
+]);
 
-function normalizeOutput(out) {
-  if (typeof out === "string") out = JSON.parse(out);
-  if (out && !Array.isArray(out) && Array.isArray(out.messages)) out = out.messages;
-  if (!Array.isArray(out)) throw new Error("transformContext must return an array of messages");
-  return out;
+function parseValue(v) {
+  if (v === "true") return true;
+  if (v === "false") return false;
+  const n = Number(v);
+  return Number.isFinite(n) && String(v).trim() !== "" ? n : v;
 }
 
 export default function createSelfContextManager(options = {}) {
-  const { module: modulePath, ...cmOptions } = options;
+  const { module: modulePath, layout = "cache", store = "embedded", ...rest } = options;
+  const cachePolicy = {};
+  for (const [k, v] of Object.entries(rest)) {
+    if (!POLICY_KEYS.has(k)) throw new Error(`self-context-manager: unknown option ${k}`);
+    cachePolicy[k] = parseValue(v);
+  }
   let cm;
+  let dir;
+  let stats = {};
+  const ms = [];
   return {
     name: "self-context-manager",
-    description: "the product engine (ContextManager.transformContext via the Node addon)",
-    async init() {
+    description: `the product engine (ContextManager.transformContext via the Node addon), layout ${layout}${
+      Object.keys(cachePolicy).length ? `, ${JSON.stringify(cachePolicy)}` : ""
+    }`,
+    async init(ctx) {
       const spec = modulePath ?? process.env.SCM_ADDON;
       const url = spec ? pathToFileURL(spec).href : DEFAULT_MODULE.href;
       let mod;
@@ -52,22 +72,36 @@ export default function createSelfContextManager(options = {}) {
         return { skip: `addon not built (${url}: ${String(err?.message ?? err).split("\n")[0]})` };
       }
       const ContextManager = mod.ContextManager ?? mod.default?.ContextManager;
-      if (typeof ContextManager !== "function") {
-        return { skip: `addon not built (${url} does not export ContextManager)` };
+      if (typeof ContextManager?.open !== "function") {
+        return { skip: `addon not built (${url} does not export ContextManager.open)` };
       }
-      cm = Object.keys(cmOptions).length ? new ContextManager(cmOptions) : new ContextManager();
-      if (typeof cm.transformContext !== "function") {
-        return { skip: "ContextManager has no transformContext(messages)" };
-      }
+      dir = await mkdtemp(join(tmpdir(), "scm-replay-"));
+      cm = await ContextManager.open({
+        sessionId: ctx.sessionId ?? "replay",
+        workspaceRoot: dir,
+        store: { kind: "embedded", path: store === "memory" ? ":memory:" : join(dir, "store.sqlite") },
+        layout,
+        cachePolicy,
+        watch: false,
+      });
       return undefined;
     },
     async transform(messages) {
-      return normalizeOutput(await cm.transformContext(messages));
+      const t0 = performance.now();
+      const out = await cm.transformContext(messages);
+      ms.push(performance.now() - t0);
+      return out;
+    },
+    stats() {
+      const sorted = [...ms].sort((a, b) => a - b);
+      const q = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(2) : "-");
+      if (cm && layout === "cache") stats = cm.cacheStats();
+      return { ...stats, transformMs: `p50 ${q(0.5)} / p99 ${q(0.99)} / max ${q(1)}` };
     },
     async close() {
-      if (cm && typeof cm.close === "function") await cm.close();
-      else if (cm && typeof cm.dispose === "function") await cm.dispose();
+      if (cm) await cm.close();
       cm = undefined;
+      if (dir) await rm(dir, { recursive: true, force: true });
     },
   };
 }
