@@ -1,0 +1,73 @@
+// Latency of the engine on a real recorded session: every model call of a pi
+// session (reconstructed exactly as bench/replay does) goes through
+// ContextManager.transformContext, on the embedded store and on XTDB.
+// Token figures are bench/replay's business; this only times the calls.
+//
+//   node bench/node/replay-latency.mjs [session.jsonl] [--xtdb URL] [--repeat N]
+//
+// Default session: /work/shared/workloads/pi-session-refactor.jsonl.
+// Reports p50/p99/max per call (all calls, and by thirds of the session, so
+// growth with history shows), plus the JSON share measured in the same run.
+
+import { mkdtempSync, readFileSync, rmSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { loadSession } from "../replay/lib/session.mjs";
+import { scm, stats, f1, f2, f3, int, header, unique, loadavg } from "./common.mjs";
+
+const args = process.argv.slice(2);
+const opt = (k, d) => {
+  const i = args.indexOf(`--${k}`);
+  return i >= 0 ? args[i + 1] : d;
+};
+const file = args.find((a, i) => !a.startsWith("--") && !(i > 0 && args[i - 1].startsWith("--"))) ?? "/work/shared/workloads/pi-session-refactor.jsonl";
+const XTDB = opt("xtdb", process.env.SCM_BENCH_XTDB_URL);
+const REPEAT = Number(opt("repeat", 1));
+
+header("replay-latency", args);
+const session = loadSession(readFileSync(file, "utf8"));
+const calls = session.calls;
+console.log(`- session: ${file} — ${calls.length} model calls, ${session.compactionCalls.length} compactions (first calls after them: ${session.compactionCalls.join(", ")})`);
+
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-replay-")));
+const stores = [["embedded (file)", (r) => ({ kind: "embedded", path: join(dir, `replay-${r}.sqlite`) })]];
+if (XTDB) stores.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
+
+console.log(`\n## transformContext per model call, ${calls.length} calls${REPEAT > 1 ? ` × ${REPEAT} runs` : ""} (ms)\n`);
+console.log("| store | run | p50 | p99 | max | mean | Σ s | calls 1–⅓ p50 | ⅓–⅔ p50 | ⅔–end p50 | last-third p99 | after-compaction calls (ms) | JSON p50 | JSON share of p50 | in JSON KiB (last) |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+for (const [kind, storeFor] of stores) {
+  for (let r = 0; r < REPEAT; r++) {
+    const cm = await scm.ContextManager.open({
+      sessionId: unique("replay"),
+      store: storeFor(r),
+      workspaceRoot: join(dir, "ws"),
+      defaultFilesystemId: unique("fs-replay"),
+      emitSystemMessage: false,
+    });
+    const lat = [];
+    const json = [];
+    let lastIn = 0;
+    for (const call of calls) {
+      const t0 = performance.now();
+      const out = await cm.transformContext(call.messages);
+      lat.push(performance.now() - t0);
+      const j0 = performance.now();
+      const s = JSON.stringify(call.messages);
+      JSON.parse(JSON.stringify(out));
+      json.push(performance.now() - j0);
+      lastIn = s.length;
+    }
+    await cm.close();
+    const all = stats(lat);
+    const n = lat.length;
+    const third = (k) => lat.slice(Math.floor((k * n) / 3), Math.floor(((k + 1) * n) / 3));
+    const afterCompaction = session.compactionCalls.map((c) => `#${c}: ${f1(lat[c])}`).join(", ");
+    const js = stats(json);
+    console.log(
+      `| ${kind} | ${r + 1} | ${f3(all.p50)} | ${f3(all.p99)} | ${f3(all.max)} | ${f3(all.mean)} | ${f2(lat.reduce((a, b) => a + b, 0) / 1e3)} | ${f3(stats(third(0)).p50)} | ${f3(stats(third(1)).p50)} | ${f3(stats(third(2)).p50)} | ${f3(stats(third(2)).p99)} | ${afterCompaction} | ${f3(js.p50)} | ${f1((100 * js.p50) / all.p50)}% | ${int(lastIn / 1024)} |`,
+    );
+  }
+}
+console.log(`\n(loadavg at end: ${loadavg()})`);
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,165 @@
+// transformContext latency through the Node addon (ContextManager), on the
+// same synthetic sessions as crates/scm-core/benches/session.rs, so the
+// binding's cost (JSON.stringify of the whole transcript in, JSON.parse of
+// the assembled context out, napi async hop) is visible next to the core's.
+//
+//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000]
+//
+// Each measured call appends ONE message (alternately an assistant tool call
+// and its result) to the transcript, like the Rust bench.
+
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { scm, stats, f1, f2, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
+
+const args = process.argv.slice(2);
+const opt = (k, d) => {
+  const i = args.indexOf(`--${k}`);
+  return i >= 0 ? args[i + 1] : d;
+};
+const SAMPLES = Number(opt("samples", 200));
+const XTDB = opt("xtdb", process.env.SCM_BENCH_XTDB_URL);
+const SIZES = opt("sizes", "50x200,200x1000,500x2000")
+  .split(",")
+  .map((s) => s.split("x").map(Number));
+const READS = 20;
+const OUTPUT_BYTES = 800;
+
+class Transcript {
+  messages = [];
+  ts = 0;
+  calls = 0;
+  tick() {
+    return 1_700_000_000_000 + ++this.ts;
+  }
+  user(text) {
+    this.messages.push({ role: "user", content: text, timestamp: this.tick() });
+  }
+  assistantCall() {
+    const ts = this.tick();
+    this.calls++;
+    const id = `call_${String(this.calls).padStart(6, "0")}`;
+    this.messages.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: `Running step ${this.calls} to check the change.` },
+        { type: "toolCall", id, name: "bash", arguments: { command: `cargo test -p crate${this.calls % 17} -- case_${this.calls}` } },
+      ],
+      api: "anthropic-messages",
+      provider: "anthropic",
+      model: "claude-x",
+      usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "toolUse",
+      timestamp: ts,
+    });
+    return id;
+  }
+  result(id) {
+    this.messages.push({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "bash",
+      content: [{ type: "text", text: textBytes(OUTPUT_BYTES, this.calls) }],
+      isError: false,
+      timestamp: this.tick(),
+    });
+  }
+}
+
+async function build(store, root, turns, objects) {
+  const t0 = performance.now();
+  const nFiles = Math.floor(objects / 2);
+  const nCalls = objects - nFiles;
+  const files = [];
+  for (let i = 0; i < nFiles; i++) {
+    const rel = `pkg${String(Math.floor(i / 200)).padStart(2, "0")}/mod_${String(i).padStart(5, "0")}.rs`;
+    mkdirSync(join(root, rel, ".."), { recursive: true });
+    writeFileSync(join(root, rel), textBytes(1024, i));
+    files.push(rel);
+  }
+  const cm = await scm.ContextManager.open({
+    sessionId: unique("bench"),
+    store,
+    workspaceRoot: root,
+    systemPrompt: "You are a coding agent. Be terse.",
+    defaultFilesystemId: unique("fs-bench"),
+  });
+  const t = new Transcript();
+  const reads = files.slice(0, READS);
+  const stubs = files.slice(READS);
+  const share = (v, turn) => v.slice(Math.floor((turn * v.length) / turns), Math.floor(((turn + 1) * v.length) / turns));
+  for (let turn = 0; turn < turns; turn++) {
+    t.user(`Turn ${turn}: please continue with the next part of the refactor.`);
+    for (const rel of share(reads, turn)) {
+      const r = await cm.read(rel);
+      if (!r.ok) throw new Error(r.message);
+    }
+    const listing = share(stubs, turn);
+    if (listing.length) {
+      const r = await cm.observeFind(listing.join("\n"));
+      if (!r.ok) throw new Error(r.message);
+    }
+    const calls = Math.floor(((turn + 1) * nCalls) / turns) - Math.floor((turn * nCalls) / turns);
+    if (calls === 0) await cm.transformContext(t.messages);
+    for (let k = 0; k < calls; k++) {
+      await cm.transformContext(t.messages);
+      t.result(t.assistantCall());
+    }
+  }
+  await cm.transformContext(t.messages);
+  const snap = cm.snapshot();
+  const pool = snap.metadataPool.length;
+  if (pool !== objects) throw new Error(`pool ${pool} != ${objects}`);
+  return { cm, t, buildS: (performance.now() - t0) / 1e3 };
+}
+
+async function measure({ cm, t }) {
+  const total = [];
+  const json = [];
+  let pending = null;
+  let outLen = 0;
+  for (let i = 0; i < SAMPLES; i++) {
+    if (pending == null) pending = t.assistantCall();
+    else {
+      t.result(pending);
+      pending = null;
+    }
+    const t0 = performance.now();
+    const out = await cm.transformContext(t.messages);
+    total.push(performance.now() - t0);
+    outLen = out.length;
+    // The facade's JSON work on the same data, timed on its own.
+    const j0 = performance.now();
+    const s = JSON.stringify(t.messages);
+    const back = JSON.stringify(out);
+    JSON.parse(back);
+    json.push(performance.now() - j0);
+    if (s.length === 0) throw new Error("unreachable");
+  }
+  const inBytes = JSON.stringify(t.messages).length;
+  return { total: stats(total), json: stats(json), outLen, inBytes };
+}
+
+header("transform", process.argv.slice(2));
+console.log(`\n## ContextManager.transformContext through the addon, one new message per call (${SAMPLES} calls per size; ms)\n`);
+console.log("| store | turns | objects | build s | p50 | p99 | max | JSON stringify+parse p50 | p99 | share of p50 | transcript JSON KiB | out msgs |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-node-")));
+const kinds = [["embedded", (i) => ({ kind: "embedded", path: join(dir, `s${i}.sqlite`) })]];
+if (XTDB) kinds.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
+let i = 0;
+for (const [kind, storeFor] of kinds) {
+  for (const [turns, objects] of kind === "xtdb" ? SIZES.slice(-1) : SIZES) {
+    const root = join(dir, `ws${i}`);
+    mkdirSync(root);
+    const b = await build(storeFor(i++), root, turns, objects);
+    const m = await measure(b);
+    console.log(
+      `| ${kind} | ${turns} | ${int(objects)} | ${f1(b.buildS)} | ${f3(m.total.p50)} | ${f3(m.total.p99)} | ${f3(m.total.max)} | ${f3(m.json.p50)} | ${f3(m.json.p99)} | ${f2((100 * m.json.p50) / m.total.p50)}% | ${int(m.inBytes / 1024)} | ${m.outLen} |`,
+    );
+    await b.cm.close();
+  }
+}
+console.log(`\n(loadavg at end: ${loadavg()})`);
+rmSync(dir, { recursive: true, force: true });
