@@ -9,7 +9,7 @@
 // Reports p50/p99/max per call (all calls, and by thirds of the session, so
 // growth with history shows), plus the JSON share measured in the same run.
 
-import { mkdtempSync, readFileSync, rmSync, realpathSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { loadSession } from "../replay/lib/session.mjs";
@@ -36,6 +36,7 @@ if (XTDB) stores.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
 console.log(`\n## transformContext per model call, ${calls.length} calls${REPEAT > 1 ? ` × ${REPEAT} runs` : ""} (ms)\n`);
 console.log("| store | run | p50 | p99 | max | mean | Σ s | calls 1–⅓ p50 | ⅓–⅔ p50 | ⅔–end p50 | last-third p99 | after-compaction calls (ms) | JSON p50 | JSON share of p50 | in JSON KiB (last) |");
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+const writes = [];
 for (const [kind, storeFor] of stores) {
   for (let r = 0; r < REPEAT; r++) {
     const cm = await scm.ContextManager.open({
@@ -58,7 +59,28 @@ for (const [kind, storeFor] of stores) {
       json.push(performance.now() - j0);
       lastIn = s.length;
     }
+    // What the calls wrote: the infrastructure documents are rewritten whole
+    // (a new version per call), so their sizes × calls is the write volume.
+    const size = (d) => (d == null ? 0 : JSON.stringify(d).length);
+    const chatNow = size(await cm.getObject(cm.chatObjectId));
+    const sessNow = size(await cm.getObject(cm.sessionObjectId));
+    const chatHist = await cm.history(cm.chatObjectId);
+    const chatWritten = chatHist.reduce((a, v) => a + size(v.doc), 0);
+    const sessHist = await cm.history(cm.sessionObjectId);
+    const sessWritten = sessHist.reduce((a, v) => a + size(v.doc), 0);
     await cm.close();
+    const dbFile = kind.startsWith("embedded") ? storeFor(r).path : null;
+    const fileSize = (p) => {
+      try {
+        return statSync(p).size;
+      } catch {
+        return 0;
+      }
+    };
+    const dbBytes = dbFile ? fileSize(dbFile) + fileSize(`${dbFile}-wal`) : null;
+    writes.push(
+      `| ${kind} | ${r + 1} | ${chatHist.length} | ${int(chatNow / 1024)} | ${f1(chatWritten / 2 ** 20)} | ${sessHist.length} | ${int(sessNow / 1024)} | ${f1(sessWritten / 2 ** 20)} | ${dbBytes == null ? "–" : f1(dbBytes / 2 ** 20)} |`,
+    );
     const all = stats(lat);
     const n = lat.length;
     const third = (k) => lat.slice(Math.floor((k * n) / 3), Math.floor(((k + 1) * n) / 3));
@@ -69,5 +91,9 @@ for (const [kind, storeFor] of stores) {
     );
   }
 }
+console.log("\n### What the replay wrote\n");
+console.log("| store | run | chat versions | chat doc now KiB | Σ chat versions MiB | session versions | session doc now KiB | Σ session versions MiB | store file + WAL MiB |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const w of writes) console.log(w);
 console.log(`\n(loadavg at end: ${loadavg()})`);
 rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 // binding's cost (JSON.stringify of the whole transcript in, JSON.parse of
 // the assembled context out, napi async hop) is visible next to the core's.
 //
-//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000]
+//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000] [--layout cache|spec]
 //
 // Each measured call appends ONE message (alternately an assistant tool call
 // and its result) to the transcript, like the Rust bench.
@@ -23,6 +23,7 @@ const XTDB = opt("xtdb", process.env.SCM_BENCH_XTDB_URL);
 const SIZES = opt("sizes", "50x200,200x1000,500x2000")
   .split(",")
   .map((s) => s.split("x").map(Number));
+const LAYOUT = opt("layout", "cache");
 const READS = 20;
 const OUTPUT_BYTES = 800;
 
@@ -84,6 +85,7 @@ async function build(store, root, turns, objects) {
     workspaceRoot: root,
     systemPrompt: "You are a coding agent. Be terse.",
     defaultFilesystemId: unique("fs-bench"),
+    layout: LAYOUT,
   });
   const t = new Transcript();
   const reads = files.slice(0, READS);
@@ -143,8 +145,8 @@ async function measure({ cm, t }) {
 
 header("transform", process.argv.slice(2));
 console.log(`\n## ContextManager.transformContext through the addon, one new message per call (${SAMPLES} calls per size; ms)\n`);
-console.log("| store | turns | objects | build s | p50 | p99 | max | JSON stringify+parse p50 | p99 | share of p50 | transcript JSON KiB | out msgs |");
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("| store | layout | turns | objects | build s | p50 | p99 | max | JSON stringify+parse p50 | p99 | share of p50 | transcript JSON KiB | out msgs |");
+console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-node-")));
 const kinds = [["embedded", (i) => ({ kind: "embedded", path: join(dir, `s${i}.sqlite`) })]];
 if (XTDB) kinds.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
@@ -156,7 +158,7 @@ for (const [kind, storeFor] of kinds) {
     const b = await build(storeFor(i++), root, turns, objects);
     const m = await measure(b);
     console.log(
-      `| ${kind} | ${turns} | ${int(objects)} | ${f1(b.buildS)} | ${f3(m.total.p50)} | ${f3(m.total.p99)} | ${f3(m.total.max)} | ${f3(m.json.p50)} | ${f3(m.json.p99)} | ${f2((100 * m.json.p50) / m.total.p50)}% | ${int(m.inBytes / 1024)} | ${m.outLen} |`,
+      `| ${kind} | ${LAYOUT} | ${turns} | ${int(objects)} | ${f1(b.buildS)} | ${f3(m.total.p50)} | ${f3(m.total.p99)} | ${f3(m.total.max)} | ${f3(m.json.p50)} | ${f3(m.json.p99)} | ${f2((100 * m.json.p50) / m.total.p50)}% | ${int(m.inBytes / 1024)} | ${m.outLen} |`,
     );
     await b.cm.close();
   }

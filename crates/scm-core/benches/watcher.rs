@@ -33,15 +33,35 @@ fn env_n(key: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// inotify watches this process holds (all inotify fds), from /proc.
-fn inotify_watches() -> usize {
+/// inotify watches per inotify fd of this process, from /proc.
+fn inotify_watches() -> HashMap<String, usize> {
     let Ok(dir) = std::fs::read_dir("/proc/self/fdinfo") else {
-        return 0;
+        return HashMap::new();
     };
     dir.filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .map(|s| s.lines().filter(|l| l.starts_with("inotify wd:")).count())
-        .sum()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let n = text
+                .lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count();
+            (n > 0).then(|| (e.file_name().to_string_lossy().into_owned(), n))
+        })
+        .collect()
+}
+
+/// Waits until no inotify fd of an earlier watcher is left, so the next
+/// count is this watcher's alone. Polls with a deadline: notify's inotify
+/// thread closes its fd after `close()` returns and offers no signal for it.
+fn wait_no_inotify() {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !inotify_watches().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "an old watcher kept its inotify fd"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 struct Setup {
@@ -183,14 +203,14 @@ fn main() {
             ]
         };
         for (debounce, gap) in runs {
-            let before = inotify_watches();
+            wait_no_inotify();
             let (w, rx) = start_watcher(indexer.clone(), &rt, debounce);
             let t = Instant::now();
             for rel in &s.files {
                 w.track(&resolved[rel]).unwrap();
             }
             let track_s = t.elapsed().as_secs_f64();
-            let watches = inotify_watches() - before;
+            let watches: usize = inotify_watches().values().sum();
             let dirs = w.watched_dir_count();
             // 10 files from each directory.
             let pick: Vec<String> = s.files.iter().take(n_changes).cloned().collect();
@@ -228,6 +248,7 @@ fn main() {
                 f1(st.p50 - ms(debounce))
             );
             w.close();
+            drop(w);
         }
     }
     println!("\n(loadavg at end: {})", loadavg());
