@@ -259,7 +259,17 @@ export interface ContextManagerOptions {
   defaultFilesystemId?: string;
   /** The agent runs on this host (no sandbox). Default true. */
   defaultIsLocal?: boolean;
+  /** Spec layout's sliding-window auto-collapse (ignored by the cache layout). */
   policy?: CollapsePolicy;
+  /**
+   * What the model sees. 'cache' (default): tool output inline where it happened, collapsed in batched epochs to
+   * refs like `[t12 · 340 lines]`, short ids `t12`/`f3`, chat folded into a summary when long — the prompt-cache
+   * friendly layout (docs/design.md, "Context assembly: layouts"). 'spec': METADATA_POOL on top, toolcall_refs in
+   * the chat, ACTIVE_CONTENT at the end (SSOT §4; the drop-in SelfContextManager's contract).
+   */
+  layout?: 'cache' | 'spec';
+  /** Thresholds of the cache layout. */
+  cachePolicy?: CachePolicy;
   /** Track indexed files: edits outside the agent become new versions (sets never change). Default false. */
   watch?: boolean;
   /** Emit the system prompt as a `system` message (pi 1.x prepends its own: pass false there). Default true. */
@@ -268,6 +278,52 @@ export interface ContextManagerOptions {
   maxContentBytes?: number;
   /** On resume, read discovery stubs whose file exists. Default true. */
   resumeUpgradesStubs?: boolean;
+  /**
+   * Open a session that does not exist yet as a fork of `sessionId`: it starts from the parent's state at the
+   * parent's last model call whose transcript is a prefix of `messages` (sets, chat, cursor, aliases; the parent's
+   * toolcall objects are shared), so the copied transcript is not ingested again. `messages`: the child's transcript
+   * at start. Ignored when the session exists (opening a fork twice resumes it); an unknown parent, or none at a
+   * prefix, gives a fresh session.
+   */
+  forkOf?: { sessionId: string; messages: HarnessMessage[] };
+}
+
+/** Cache layout thresholds; sizes in chars/4 units (chars = UTF-16 code units) unless named `…Chars`. */
+export interface CachePolicy {
+  /** Epoch when live collapsible content exceeds this. Default 10000. */
+  high?: number;
+  /** An epoch keeps the newest tool calls that fit in this. Default 2000. */
+  low?: number;
+  /** Results and edit/write bodies shorter than this never collapse. Default 200. */
+  minCollapseChars?: number;
+  /** bash commands longer than this collapse. Default 300. */
+  bashCollapseChars?: number;
+  /** Fold the chat into a summary when its skeleton exceeds this after an epoch; 0 = never. Default 15000. */
+  fold?: number;
+  /** Budget of the engine's extractive fold summary. Default 4000. */
+  summaryChars?: number;
+  /** Provider tool-call ids become the call's alias (t12). Turn off when something outside the model matches results to calls by provider id; ids containing '|' (OpenAI Responses) are never rewritten. Default true. */
+  rewriteCallIds?: boolean;
+  /** Drop thinking of assistant messages older than the kept region at epochs. Default true. */
+  dropThinking?: boolean;
+  /** An unchanged re-read of a still-live read renders as a pointer. Default true. */
+  dedupeReads?: boolean;
+  /** Render a host compaction summary (pi's compactionSummary) as a fold at the host's cut. Default true. */
+  honourHostCompaction?: boolean;
+  /** Force an epoch when pending deactivations free more than this; 0 = never. Default 5000. */
+  deactivateEpoch?: number;
+}
+
+/** Cache layout counters. */
+export interface CacheStats {
+  epochs: number;
+  folds: number;
+  hostFolds: number;
+  collapsedResults: number;
+  collapsedArgs: number;
+  dedupes: number;
+  liveUnits: number;
+  items: number;
 }
 
 /** Outcome of an agent operation. Failures the agent can act on are data (`ok: false`, `code`), never exceptions. */
@@ -334,7 +390,10 @@ export declare class ContextManager {
   /**
    * Harness transcript in (only new messages are consumed; replaced arrays
    * after compaction or branch switches are detected), the context the model
-   * sees out: `[system?, METADATA_POOL, …chat with tool results as
+   * sees out. Layout 'cache' (default): `[system?, header, fold summary?, …chat
+   * with tool output inline, older output and edit/write bodies as refs
+   * "[t12 · 340 lines]", "FILES +k" deltas at epochs…]`. Layout 'spec':
+   * `[system?, METADATA_POOL, …chat with tool results as
    * "toolcall_ref id=… tool=… status=ok|fail"…, ACTIVE_CONTENT id=… blocks]`.
    * Resolves after the session's writes landed (each call is reconstructible).
    * INVALID_MESSAGE for a malformed new message (nothing changes).
@@ -367,6 +426,8 @@ export declare class ContextManager {
   /** The sets, synchronously (in memory). */
   snapshot(): SessionSnapshot;
   stats(): SessionStats;
+  /** Cache layout counters (zeros in the spec layout). */
+  cacheStats(): CacheStats;
   /** Agent path → source, object id, host path (this session's resolver). */
   resolve(agentPath: string): ResolvedPath;
   /** Latest version of any object, or null. */

@@ -47,6 +47,17 @@ export declare class NativeSession {
    * model sees (JSON array). Resolves after the session's writes landed.
    */
   transformContext(messagesJson: string): Promise<string>
+  /**
+   * The same from a window of the transcript: `tailJson` holds
+   * `messages[offset..total]`, `offset` = the cursor − 1 (see `consumed`).
+   * null when the window does not continue what was consumed (another
+   * array, or a concurrent call moved the cursor): send the whole array.
+   */
+  transformContextTail(total: number, offset: number, tailJson: string): Promise<string | null>
+  /** Harness messages consumed so far (the cursor). */
+  get consumed(): number
+  /** Cache layout counters as JSON `{epochs, folds, host_folds, collapsed_results, collapsed_args, dedupes, live_units, items}`. */
+  cacheStatsJson(): string
   /** The agent reads a file: index it and make it active. */
   read(path: string): Promise<JsOpResult>
   /** The harness wrote a file for the agent: new version, active. */
@@ -184,6 +195,27 @@ export interface NapiAsOf {
 }
 
 /**
+ * Thresholds of the cache layout (sizes in chars/4 units unless named
+ * `…Chars`). Defaults: the measured recommendation (high 10,000, low
+ * 2,000, fold 15,000, min collapse 200 chars, bash 300 chars, summary
+ * 4,000 chars; rewrite call ids, drop old thinking, dedupe re-reads,
+ * honour host compaction on; forced epoch when deactivations free 5,000).
+ */
+export interface NapiCachePolicy {
+  high?: number
+  low?: number
+  minCollapseChars?: number
+  bashCollapseChars?: number
+  fold?: number
+  summaryChars?: number
+  rewriteCallIds?: boolean
+  dropThinking?: boolean
+  dedupeReads?: boolean
+  honourHostCompaction?: boolean
+  deactivateEpoch?: number
+}
+
+/**
  * Auto-collapse policy (SSOT §4.3). Defaults: 5 per turn, 3 turns back,
  * files do not collapse, the context tools are exempt.
  */
@@ -233,6 +265,12 @@ export interface NapiSessionOptions {
   defaultFilesystemId?: string
   defaultIsLocal?: boolean
   policy?: NapiCollapsePolicy
+  /**
+   * `"spec"` (default here; METADATA_POOL, toolcall_refs, ACTIVE_CONTENT)
+   * or `"cache"` (content inline, collapsed in epochs).
+   */
+  layout?: string
+  cachePolicy?: NapiCachePolicy
   /** Track indexed files with a watcher. */
   watch?: boolean
   /** Put the system prompt in the output as a `system` message (default true). */

@@ -13,7 +13,8 @@ describeStores('ContextManager', ({ kind, options }) => {
     const ws = tempDir('scm-ws-');
     const storeOptions = options();
     const sessionId = uid('s');
-    const cm = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions, ...extra });
+    // These suites check the spec layout (SSOT §4); the default (cache) has its own below.
+    const cm = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions, layout: 'spec', ...extra });
     return { ws, cm, sessionId, storeOptions };
   }
   const write = (ws, rel, text) => {
@@ -236,7 +237,7 @@ describeStores('ContextManager', ({ kind, options }) => {
       await cm.transformContext(t);
       const before = cm.snapshot();
       await cm.close();
-      const again = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions });
+      const again = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions, layout: 'spec' });
       expect(again.snapshot()).toEqual(before);
       const out = await again.transformContext([...t, msg.user('second')]);
       expect(out.filter((m) => m.role === 'user' && !textOf(m).startsWith('METADATA_POOL') && !textOf(m).startsWith('ACTIVE_CONTENT')).map(textOf)).toEqual(['first', 'second']);
@@ -305,6 +306,30 @@ describeStores('ContextManager', ({ kind, options }) => {
       await cm.transformContext([msg.user('q')]);
       expect(cm.snapshot().activeSet).toEqual([]);
       await cm.close();
+    });
+  });
+
+  describe('cache layout (the default)', () => {
+    test('tool output inline with short ids; older output collapses in an epoch; refs resolve by alias', async () => {
+      const { cm } = await setup({ layout: undefined, cachePolicy: { high: 300, low: 100 } });
+      const big = (tag) => Array.from({ length: 20 }, (_, i) => `${tag} line ${i} of a long enough output`).join('\n');
+      const t = [msg.user('go')];
+      for (const [i, tag] of ['ONE', 'TWO', 'THREE'].entries()) {
+        t.push(msg.assistant([{ id: `toolu_${i}`, name: 'bash', arguments: { command: `c${i}` } }]), msg.result(`toolu_${i}`, 'bash', big(tag)));
+      }
+      const out = await cm.transformContext(t);
+      expect(textOf(out[0])).toMatch(/^Context manager: files and tool outputs are objects with ids/);
+      const results = out.filter((m) => m.role === 'toolResult');
+      expect(results.map((m) => m.toolCallId)).toEqual(['t1', 't2', 't3']);
+      expect(textOf(results[0])).toBe('[t1 · 20 lines]');
+      expect(textOf(results[2])).toContain('THREE line 19');
+      expect(cm.cacheStats()).toMatchObject({ epochs: 1, collapsedResults: 2 });
+      expect(await cm.activate('t1')).toMatchObject({ ok: true, id: `toolcall:${cm.sessionId}:toolu_0` });
+      await cm.close();
+    });
+
+    test('layout must be cache or spec', async () => {
+      await expectCode(ContextManager.open({ sessionId: 'x', store: options(), layout: 'tail' }), 'INVALID_ARGUMENT');
     });
   });
 

@@ -19,6 +19,10 @@ function sessionOptions(options) {
     throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-empty string');
   }
   const root = path.resolve(workspaceRoot ?? process.cwd());
+  const layout = options.layout ?? 'cache';
+  if (layout !== 'cache' && layout !== 'spec') {
+    throw codedError('INVALID_ARGUMENT', `ContextManager.open: layout must be 'cache' or 'spec', got ${JSON.stringify(layout)}`);
+  }
   return {
     root,
     store: storeOptionsFor(options.store, root),
@@ -30,12 +34,24 @@ function sessionOptions(options) {
       defaultFilesystemId: options.defaultFilesystemId ?? undefined,
       defaultIsLocal: options.defaultIsLocal ?? undefined,
       policy: policy ?? undefined,
+      layout,
+      cachePolicy: options.cachePolicy ?? undefined,
       watch: watch ?? false,
       emitSystemMessage: options.emitSystemMessage ?? undefined,
       maxContentBytes: options.maxContentBytes ?? undefined,
       resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
+      forkOf: forkOf(options.forkOf),
     },
   };
+}
+
+/** `forkOf: { sessionId, messages }` → the native form (messages as JSON). */
+function forkOf(f) {
+  if (f == null) return undefined;
+  if (typeof f !== 'object' || typeof f.sessionId !== 'string' || f.sessionId === '' || !Array.isArray(f.messages ?? [])) {
+    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: forkOf must be { sessionId: string, messages: array }');
+  }
+  return { sessionId: f.sessionId, messagesJson: JSON.stringify(f.messages ?? []) };
 }
 
 /** `{ ok, message, id?, code? }` without undefined keys. */
@@ -101,9 +117,21 @@ class ContextManager {
     return this[NATIVE].closed;
   }
 
-  /** Harness messages in, the messages the model sees out (system, METADATA_POOL, chat with toolcall_refs, ACTIVE_CONTENT). */
+  /**
+   * Harness messages in, the messages the model sees out. Layout 'cache' (default): system, a header, the fold
+   * summary if any, then the chat with tool output inline, older output collapsed to refs like `[t12 · 340 lines]`.
+   * Layout 'spec': system, METADATA_POOL, chat with toolcall_refs, ACTIVE_CONTENT.
+   */
   async transformContext(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');
+    // The harness resends the whole transcript; serialise only what follows the cursor (the engine checks
+    // that the window continues what it consumed, and answers null if not: then the whole array goes).
+    const c = this[NATIVE].consumed;
+    if (c > 0 && messages.length >= c) {
+      const tail = JSON.stringify(messages.slice(c - 1));
+      const out = await wrapAsync(() => this[NATIVE].transformContextTail(messages.length, c - 1, tail));
+      if (out != null) return JSON.parse(out);
+    }
     return JSON.parse(await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages))));
   }
 
@@ -174,6 +202,21 @@ class ContextManager {
       metadataPool: s.metadata_pool,
       activeSet: s.active_set,
       pinnedSet: s.pinned_set,
+    };
+  }
+
+  /** Cache layout counters: `{ epochs, folds, hostFolds, collapsedResults, collapsedArgs, dedupes, liveUnits, items }`. */
+  cacheStats() {
+    const s = JSON.parse(wrap(() => this[NATIVE].cacheStatsJson()));
+    return {
+      epochs: s.epochs,
+      folds: s.folds,
+      hostFolds: s.host_folds,
+      collapsedResults: s.collapsed_results,
+      collapsedArgs: s.collapsed_args,
+      dedupes: s.dedupes,
+      liveUnits: s.live_units,
+      items: s.items,
     };
   }
 

@@ -39,6 +39,8 @@ class SelfContextManager {
       systemPrompt,
       store: xtdbBaseUrl ? { kind: 'xtdb', url: xtdbBaseUrl } : undefined,
       watch: watch ?? true,
+      // The drop-in's output shape is a contract: METADATA_POOL, toolcall_ref, ACTIVE_CONTENT.
+      layout: 'spec',
     };
     const ro = (value) => ({ value, enumerable: true, writable: false, configurable: false });
     Object.defineProperties(this, {

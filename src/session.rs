@@ -17,7 +17,9 @@ use napi_derive::napi;
 use scm_core::fs::indexer::{Indexer, IndexerOptions};
 use scm_core::fs::resolver::{MountMapping, Resolver};
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
-use scm_core::session::{CollapsePolicy, FileOp, OpResult, RenderOptions, Session, SessionOptions};
+use scm_core::session::{
+    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, RenderOptions, Session, SessionOptions,
+};
 use scm_core::store::Store;
 use scm_core::Error;
 use serde_json::Value;
@@ -48,6 +50,45 @@ impl From<NapiCollapsePolicy> for CollapsePolicy {
     }
 }
 
+/// Thresholds of the cache layout (sizes in chars/4 units unless named
+/// `…Chars`). Defaults: the measured recommendation (high 10,000, low
+/// 2,000, fold 15,000, min collapse 200 chars, bash 300 chars, summary
+/// 4,000 chars; rewrite call ids, drop old thinking, dedupe re-reads,
+/// honour host compaction on; forced epoch when deactivations free 5,000).
+#[napi(object)]
+pub struct NapiCachePolicy {
+    pub high: Option<u32>,
+    pub low: Option<u32>,
+    pub min_collapse_chars: Option<u32>,
+    pub bash_collapse_chars: Option<u32>,
+    pub fold: Option<u32>,
+    pub summary_chars: Option<u32>,
+    pub rewrite_call_ids: Option<bool>,
+    pub drop_thinking: Option<bool>,
+    pub dedupe_reads: Option<bool>,
+    pub honour_host_compaction: Option<bool>,
+    pub deactivate_epoch: Option<u32>,
+}
+
+impl From<NapiCachePolicy> for CachePolicy {
+    fn from(p: NapiCachePolicy) -> Self {
+        let d = CachePolicy::default();
+        CachePolicy {
+            high: p.high.unwrap_or(d.high),
+            low: p.low.unwrap_or(d.low),
+            min_collapse_chars: p.min_collapse_chars.unwrap_or(d.min_collapse_chars),
+            bash_collapse_chars: p.bash_collapse_chars.unwrap_or(d.bash_collapse_chars),
+            fold: p.fold.unwrap_or(d.fold),
+            summary_chars: p.summary_chars.unwrap_or(d.summary_chars),
+            rewrite_call_ids: p.rewrite_call_ids.unwrap_or(d.rewrite_call_ids),
+            drop_thinking: p.drop_thinking.unwrap_or(d.drop_thinking),
+            dedupe_reads: p.dedupe_reads.unwrap_or(d.dedupe_reads),
+            honour_host_compaction: p.honour_host_compaction.unwrap_or(d.honour_host_compaction),
+            deactivate_epoch: p.deactivate_epoch.unwrap_or(d.deactivate_epoch),
+        }
+    }
+}
+
 #[napi(object)]
 pub struct NapiSessionOptions {
     pub session_id: String,
@@ -58,6 +99,10 @@ pub struct NapiSessionOptions {
     pub default_filesystem_id: Option<String>,
     pub default_is_local: Option<bool>,
     pub policy: Option<NapiCollapsePolicy>,
+    /// `"spec"` (default here; METADATA_POOL, toolcall_refs, ACTIVE_CONTENT)
+    /// or `"cache"` (content inline, collapsed in epochs).
+    pub layout: Option<String>,
+    pub cache_policy: Option<NapiCachePolicy>,
     /// Track indexed files with a watcher.
     pub watch: Option<bool>,
     /// Put the system prompt in the output as a `system` message (default true).
@@ -65,6 +110,43 @@ pub struct NapiSessionOptions {
     pub max_content_bytes: Option<i64>,
     /// On resume, read discovery stubs whose source exists (default true).
     pub resume_upgrades_stubs: Option<bool>,
+    /// Open a new session as a fork of another (ignored when it exists).
+    pub fork_of: Option<NapiForkOf>,
+}
+
+/// The parent of a fork and the child's transcript at start.
+#[napi(object)]
+pub struct NapiForkOf {
+    pub session_id: String,
+    /// JSON array: the child's messages, a prefix of the parent's transcript.
+    pub messages_json: String,
+}
+
+/// `Session::open`, or `Session::open_fork` for a fork.
+async fn open(
+    store: Arc<dyn Store>,
+    indexer: Arc<Indexer>,
+    opts: SessionOptions,
+    fork: Option<(String, Vec<Value>)>,
+) -> scm_core::Result<Session> {
+    match fork {
+        Some((parent, messages)) => {
+            Session::open_fork(store, indexer, opts, &parent, &messages).await
+        }
+        None => Session::open(store, indexer, opts).await,
+    }
+}
+
+fn take_fork(o: &mut NapiSessionOptions) -> napi::Result<Option<(String, Vec<Value>)>> {
+    o.fork_of
+        .take()
+        .map(|f| {
+            Ok((
+                f.session_id,
+                parse_json(&f.messages_json, "forkOf messages")?,
+            ))
+        })
+        .transpose()
 }
 
 /// `{ ok, message, id?, code? }`: failures the agent can act on are data.
@@ -172,6 +254,18 @@ fn build(
     if let Some(p) = o.policy {
         opts.policy = p.into();
     }
+    opts.layout = match o.layout.as_deref() {
+        None | Some("spec") => Layout::Spec,
+        Some("cache") => Layout::Cache,
+        Some(other) => {
+            return Err(invalid_arg(format!(
+                "layout must be \"spec\" or \"cache\", got {other:?}"
+            )))
+        }
+    };
+    if let Some(p) = o.cache_policy {
+        opts.cache = p.into();
+    }
     opts.watch = o.watch.unwrap_or(false);
     opts.render = RenderOptions {
         emit_system_message: o.emit_system_message.unwrap_or(true),
@@ -223,12 +317,13 @@ impl JsSession {
 pub fn open_session<'env>(
     env: &'env Env,
     store: &JsStore,
-    options: NapiSessionOptions,
+    mut options: NapiSessionOptions,
 ) -> napi::Result<PromiseRaw<'env, JsSession>> {
     let store = store.inner.clone();
+    let fork = take_fork(&mut options)?;
     let (opts, indexer) = build(store.clone(), options)?;
     env.spawn_future(async move {
-        let session = Session::open(store.clone(), indexer, opts).await.js()?;
+        let session = open(store.clone(), indexer, opts, fork).await.js()?;
         Ok(JsSession::wrap(session, store))
     })
 }
@@ -236,11 +331,14 @@ pub fn open_session<'env>(
 /// The same, blocking the calling thread: only for the drop-in class's
 /// synchronous methods called before anything opened the session.
 #[napi(catch_unwind)]
-pub fn open_session_sync(store: &JsStore, options: NapiSessionOptions) -> napi::Result<JsSession> {
+pub fn open_session_sync(
+    store: &JsStore,
+    mut options: NapiSessionOptions,
+) -> napi::Result<JsSession> {
     let store = store.inner.clone();
+    let fork = take_fork(&mut options)?;
     let (opts, indexer) = build(store.clone(), options)?;
-    let session =
-        napi::bindgen_prelude::block_on(Session::open(store.clone(), indexer, opts)).js()?;
+    let session = napi::bindgen_prelude::block_on(open(store.clone(), indexer, opts, fork)).js()?;
     Ok(JsSession::wrap(session, store))
 }
 
@@ -281,10 +379,45 @@ impl JsSession {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
         let out = self
             .shared
-            .with(|s| s.ingest_and_assemble(&messages))
+            .with(|s| s.ingest_and_assemble_json(&messages))
             .js()?;
         self.shared.flush().await.js()?;
-        to_json(&out)
+        Ok(out)
+    }
+
+    /// The same from a window of the transcript: `tailJson` holds
+    /// `messages[offset..total]`, `offset` = the cursor − 1 (see `consumed`).
+    /// null when the window does not continue what was consumed (another
+    /// array, or a concurrent call moved the cursor): send the whole array.
+    #[napi]
+    pub async fn transform_context_tail(
+        &self,
+        total: u32,
+        offset: u32,
+        tail_json: String,
+    ) -> napi::Result<Option<String>> {
+        let tail: Vec<Value> = parse_json(&tail_json, "transformContext messages")?;
+        let out = self
+            .shared
+            .with(|s| s.ingest_and_assemble_tail_json(total as usize, offset as usize, &tail))
+            .js()?;
+        if out.is_some() {
+            self.shared.flush().await.js()?;
+        }
+        Ok(out)
+    }
+
+    /// Harness messages consumed so far (the cursor).
+    #[napi(getter)]
+    pub fn consumed(&self) -> u32 {
+        self.shared.lock().as_ref().map_or(0, |s| s.cursor() as u32)
+    }
+
+    /// Cache layout counters as JSON `{epochs, folds, host_folds, collapsed_results, collapsed_args, dedupes, live_units, items}`.
+    #[napi(catch_unwind)]
+    pub fn cache_stats_json(&self) -> napi::Result<String> {
+        let stats = self.shared.with(|s| Ok(s.cache_stats())).js()?;
+        to_json(&stats)
     }
 
     /// The agent reads a file: index it and make it active.

@@ -215,6 +215,35 @@ impl Cursor {
         }
     }
 
+    /// The fast path from a window of the array: `tail` is
+    /// `messages[offset..total]` and must start with the last consumed
+    /// message (`offset = consumed − 1`), which is checked by fingerprint.
+    /// None when the window does not continue what was consumed: the
+    /// caller then hands over the whole array (see [`Cursor::select`]).
+    pub fn select_tail(&self, total: usize, offset: usize, tail: &[Value]) -> Option<Selection> {
+        if self.consumed == 0 || offset + 1 != self.consumed || offset + tail.len() != total {
+            return None;
+        }
+        let first = tail.first()?;
+        if self.last_fp.as_deref() != Some(&*fingerprint(first)) {
+            return None;
+        }
+        let new: Vec<(usize, String)> = tail[1..]
+            .iter()
+            .enumerate()
+            .map(|(k, m)| (offset + 1 + k, fingerprint(m)))
+            .collect();
+        let last_fp = new
+            .last()
+            .map_or_else(|| self.last_fp.clone(), |(_, fp)| Some(fp.clone()));
+        Some(Selection {
+            new,
+            replaced: false,
+            last_fp,
+            len: total,
+        })
+    }
+
     /// Marks the selection consumed and moves the cursor to the array's end.
     pub fn commit(&mut self, sel: &Selection) {
         for (_, fp) in &sel.new {
@@ -264,6 +293,30 @@ mod tests {
         let s = c.select(&compacted);
         assert!(s.replaced);
         assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 2]);
+    }
+
+    #[test]
+    fn a_tail_window_is_the_fast_path_or_nothing() {
+        let mut c = Cursor::default();
+        let msgs = vec![user("a", 1), user("b", 2)];
+        assert_eq!(c.select_tail(2, 0, &msgs), None, "nothing consumed yet");
+        let s = c.select(&msgs);
+        c.commit(&s);
+        let mut more = msgs.clone();
+        more.push(user("c", 3));
+        let s = c.select_tail(3, 1, &more[1..]).unwrap();
+        assert_eq!(s, c.select(&more));
+        assert_eq!(c.select_tail(3, 0, &more), None, "wrong offset");
+        assert_eq!(
+            c.select_tail(3, 1, &[user("x", 9), user("c", 3)]),
+            None,
+            "another array"
+        );
+        assert_eq!(
+            c.select_tail(2, 1, &more[1..2]).unwrap().new,
+            vec![],
+            "nothing new"
+        );
     }
 
     #[test]

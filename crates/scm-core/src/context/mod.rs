@@ -1,5 +1,10 @@
-//! Context: event ingest (cursor), chat object, assembly, static references.
+//! Context: event ingest (cursor), chat object, assembly (spec and cache
+//! layouts), aliases, epochs, folds, static references.
+pub mod aliases;
 pub mod assembly;
+pub mod cache_layout;
 pub mod chat;
+pub mod epochs;
+pub mod fold;
 pub mod ingest;
 pub mod static_refs;

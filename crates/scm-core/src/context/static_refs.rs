@@ -42,6 +42,10 @@ pub struct ModelCallRecord {
     /// The transaction that wrote this record (None until its flush lands).
     #[serde(default)]
     pub basis_tx: Option<i64>,
+    /// Cache layout: epochs done at this call (`chat_messages` then counts
+    /// its chat items). None for the spec layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<u32>,
 }
 
 /// A shown object with its exact version (the expanded form of a record).

@@ -66,6 +66,9 @@ impl Session {
                 None,
             ));
         }
+        if let Some(r) = self.resolve_alias(t) {
+            return r;
+        }
         if let Some(ty) = infra_type(t) {
             return Err(OpResult::failure(
                 &Error::NotContentObject {
@@ -149,6 +152,7 @@ impl Session {
         // Ask before `enter`, which inserts into the active set itself.
         let was_active = self.active_set.contains(id);
         self.enter(id, true, true);
+        self.cache_undeactivate(id);
         self.record_use(id);
         Ok(was_active)
     }
@@ -199,7 +203,9 @@ impl Session {
             Ok(id) => id,
             Err(r) => return r,
         };
-        if !self.active_set.remove(&id) {
+        // Cache layout: its live calls collapse at the next epoch.
+        let scheduled = self.cache_deactivate(&id);
+        if !self.active_set.remove(&id) && scheduled == 0 {
             return OpResult::success(format!("{id} was not active"), Some(id));
         }
         self.pending.session = true;

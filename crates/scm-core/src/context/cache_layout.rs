@@ -1,0 +1,1299 @@
+//! [`Layout::Cache`](super::assembly::Layout::Cache): the prompt-cache
+//! friendly layout measured in docs/notes/layout-experiments.md (§6, "REC").
+//!
+//! Rendered, in order: the system prompt (optional), a constant header,
+//! the fold (summary, the current turn's prompt if the cut fell inside it,
+//! pinned content whose place was folded), then the chat from the fold
+//! point. Tool output stays **inline where it happened**; collapsed it is a
+//! ref `[t12 · 340 lines]` (edit/write bodies and long bash commands
+//! likewise). Collapsing, thinking removal and file-pool deltas happen only
+//! at **epochs** ([`super::epochs`]); between epochs call n+1's context is
+//! call n's plus the new messages, byte for byte.
+//!
+//! Every rendering decision is stamped with the epoch that made it, so any
+//! past call renders again exactly from the persisted state plus its
+//! epoch count (static references, reconstruction).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::aliases::{call_alias, file_alias, Aliases};
+use super::assembly::active_body;
+use super::chat::{MessageEntry, Turn};
+use super::epochs::{self, utf16_len, CachePolicy, CallState, Shown};
+use super::fold::{self, FOLD_LINE};
+use crate::model::FilesystemSource;
+use crate::store::Document;
+
+/// The constant header (second message): explains ids and refs once.
+pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file.";
+
+/// Roles rendered as they came (pi's `convertToLlm` turns them into user text).
+pub const PASSTHROUGH_ROLES: [&str; 3] = ["bashExecution", "custom", "branchSummary"];
+
+impl AsRef<Turn> for Turn {
+    fn as_ref(&self) -> &Turn {
+        self
+    }
+}
+
+// ------------------------------------------------------------ persisted
+
+/// A file alias's listing facts (`f<index+1>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    #[serde(rename = "p")]
+    pub path: String,
+    /// Size as the tool calls showed it (a cached file object's
+    /// `char_count` wins when listing).
+    #[serde(rename = "c", default)]
+    pub chars: u64,
+}
+
+/// One epoch (numbered from 1 by position).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpochRecord {
+    /// The model call that ran it.
+    #[serde(rename = "k")]
+    pub call: u32,
+    /// Assistant items before this index render without thinking (running max).
+    #[serde(rename = "t")]
+    pub thinking_before: u32,
+    /// The item the file-pool delta follows.
+    #[serde(rename = "a")]
+    pub anchor: u32,
+    #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
+}
+
+/// A fold: items before `cut` are replaced by `text`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldRecord {
+    /// The epoch it came with (visible from that epoch on).
+    #[serde(rename = "e")]
+    pub epoch: u32,
+    #[serde(rename = "c")]
+    pub cut: u32,
+    /// The current turn's user item, repeated after the summary.
+    #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<u32>,
+    #[serde(rename = "s")]
+    pub text: String,
+    /// `PINNED` block: pinned content whose place was folded.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<String>,
+    /// From a host compaction (pi's summary) rather than the engine.
+    #[serde(rename = "h", default, skip_serializing_if = "std::ops::Not::not")]
+    pub host: bool,
+}
+
+/// Everything the cache layout decided, persisted in the chat object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheState {
+    /// Per tool-call block, parallel to `Aliases::t`.
+    #[serde(default)]
+    pub calls: Vec<CallState>,
+    /// Per file, parallel to `Aliases::f`.
+    #[serde(default)]
+    pub files: Vec<FileEntry>,
+    #[serde(default)]
+    pub epochs: Vec<EpochRecord>,
+    #[serde(default)]
+    pub folds: Vec<FoldRecord>,
+    /// Files listed by deltas so far.
+    #[serde(default)]
+    pub files_listed: u32,
+    /// Calls to collapse at the next epoch (deactivated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deactivated: Vec<u32>,
+}
+
+// -------------------------------------------------------------- items
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    User,
+    Assistant,
+    ToolResult,
+    Passthrough,
+}
+
+/// One rendered chat message, derived from the turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub turn: u32,
+    /// Index in the turn's messages (unused for users).
+    pub msg: u32,
+    /// Assistant: its first call; tool result: its call.
+    pub call: u32,
+    /// Assistant: number of calls.
+    pub calls: u32,
+}
+
+/// Items and the call ↔ item links (derived, never persisted).
+#[derive(Debug, Clone, Default)]
+pub struct Items {
+    pub list: Vec<Item>,
+    /// Call → its result item.
+    pub result_item: Vec<Option<u32>>,
+    /// Call → its assistant item.
+    pub assistant_item: Vec<u32>,
+    /// (turn, msg) of an assistant → its first call.
+    first_call: HashMap<(u32, u32), u32>,
+}
+
+impl Items {
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn push_user(&mut self, turn: usize) {
+        self.list.push(Item {
+            kind: ItemKind::User,
+            turn: turn as u32,
+            msg: u32::MAX,
+            call: 0,
+            calls: 0,
+        });
+    }
+
+    pub fn push_passthrough(&mut self, turn: usize, msg: usize) {
+        self.list.push(Item {
+            kind: ItemKind::Passthrough,
+            turn: turn as u32,
+            msg: msg as u32,
+            call: 0,
+            calls: 0,
+        });
+    }
+
+    /// An assistant message whose calls are `first..first + calls`.
+    pub fn push_assistant(&mut self, turn: usize, msg: usize, first: u32, calls: u32) {
+        let at = self.list.len() as u32;
+        self.list.push(Item {
+            kind: ItemKind::Assistant,
+            turn: turn as u32,
+            msg: msg as u32,
+            call: first,
+            calls,
+        });
+        for c in first..first + calls {
+            let c = c as usize;
+            if self.assistant_item.len() <= c {
+                self.assistant_item.resize(c + 1, 0);
+                self.result_item.resize(c + 1, None);
+            }
+            self.assistant_item[c] = at;
+        }
+        self.first_call.insert((turn as u32, msg as u32), first);
+    }
+
+    pub fn push_result(&mut self, turn: usize, msg: usize, call: u32) {
+        let at = self.list.len() as u32;
+        self.list.push(Item {
+            kind: ItemKind::ToolResult,
+            turn: turn as u32,
+            msg: msg as u32,
+            call,
+            calls: 0,
+        });
+        if let Some(slot) = self.result_item.get_mut(call as usize) {
+            *slot = Some(at);
+        }
+    }
+
+    /// The call index of the `k`-th call of the assistant at (turn, msg).
+    pub fn call_of(&self, turn: usize, msg: usize, k: usize) -> Option<u32> {
+        self.first_call
+            .get(&(turn as u32, msg as u32))
+            .map(|f| f + k as u32)
+    }
+
+    /// Derives the items from stored turns (resume, reconstruction).
+    pub fn from_turns<T: AsRef<Turn>>(turns: &[T], aliases: &Aliases) -> Items {
+        let mut items = Items::default();
+        let mut next_call = 0u32;
+        for (t, turn) in turns.iter().enumerate() {
+            let turn = turn.as_ref();
+            if turn.user.is_some() {
+                items.push_user(t);
+            }
+            for (m, e) in turn.messages.iter().enumerate() {
+                match e.role.as_str() {
+                    "assistant" if e.skipped.is_none() => {
+                        let n = e.tool_calls.as_ref().map_or(0, Vec::len) as u32;
+                        items.push_assistant(t, m, next_call, n);
+                        next_call += n;
+                    }
+                    "toolResult" if e.unmatched.is_none() => {
+                        if let Some(c) = e.toolcall_id.as_deref().and_then(|id| aliases.call_of(id))
+                        {
+                            items.push_result(t, m, c);
+                        }
+                    }
+                    r if e.raw.is_some() && PASSTHROUGH_ROLES.contains(&r) => {
+                        items.push_passthrough(t, m)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        items
+    }
+}
+
+// ----------------------------------------------------------- rendering
+
+/// `[t12 · 340 lines]`
+pub fn ref_text(call: u32, text: &str) -> String {
+    format!("[{} · {} lines]", call_alias(call), line_count(text))
+}
+
+/// Lines of a text: `\n` count + 1, 0 for empty (as the prototype counts).
+pub fn line_count(s: &str) -> usize {
+    if s.is_empty() {
+        0
+    } else {
+        s.bytes().filter(|&b| b == b'\n').count() + 1
+    }
+}
+
+/// Collapsible-argument chars of a call (edit old+new, write content, bash command).
+pub fn arg_chars(tool: &str, args: &Value) -> u64 {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map_or(0, utf16_len);
+    match tool {
+        "edit" => {
+            let mut n = s(args, "oldText") + s(args, "newText");
+            for e in args
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                n += s(e, "oldText") + s(e, "newText");
+            }
+            n
+        }
+        "write" => s(args, "content"),
+        "bash" => s(args, "command"),
+        _ => 0,
+    }
+}
+
+/// First line of a command, cut to 79 UTF-16 units plus `…` when longer than 80.
+fn first_line_cut(command: &str) -> String {
+    let first = command.split('\n').next().unwrap_or_default();
+    if utf16_len(first) <= 80 {
+        return first.to_string();
+    }
+    let mut out = String::new();
+    let mut n = 0;
+    for ch in first.chars() {
+        n += ch.len_utf16();
+        if n > 79 {
+            break;
+        }
+        out.push(ch);
+    }
+    out.push('…');
+    out
+}
+
+/// Arguments with their bodies replaced by refs; keys kept so the call
+/// still matches the tool's schema.
+pub fn collapse_args(tool: &str, call: u32, args: &Value) -> Value {
+    let mut a = args.clone();
+    let refs = |obj: &mut Map<String, Value>, keys: &[&str]| {
+        for k in keys {
+            if let Some(Value::String(s)) = obj.get(*k) {
+                let r = ref_text(call, s);
+                obj.insert((*k).to_string(), Value::String(r));
+            }
+        }
+    };
+    let Some(obj) = a.as_object_mut() else {
+        return a;
+    };
+    match tool {
+        "edit" => {
+            refs(obj, &["oldText", "newText"]);
+            if let Some(Value::Array(edits)) = obj.get_mut("edits") {
+                for e in edits.iter_mut().filter_map(Value::as_object_mut) {
+                    refs(e, &["oldText", "newText"]);
+                }
+            }
+        }
+        "write" => refs(obj, &["content"]),
+        "bash" => {
+            if let Some(Value::String(cmd)) = obj.get("command") {
+                let short = format!("{} … {}", first_line_cut(cmd), ref_text(call, cmd));
+                obj.insert("command".into(), Value::String(short));
+            }
+        }
+        _ => {}
+    }
+    a
+}
+
+/// Exact versions shown by activations: (id, object_hash) → document.
+pub type Frozen = HashMap<(String, String), Document>;
+
+/// Documents by id (the live session's cache, or fetched ones).
+pub trait DocLookup {
+    fn get_doc(&self, id: &str) -> Option<&Document>;
+}
+
+impl DocLookup for HashMap<String, Document> {
+    fn get_doc(&self, id: &str) -> Option<&Document> {
+        self.get(id)
+    }
+}
+
+/// What an activate/pin result shows: per target its head line and content
+/// (a note when the target was already live).
+pub fn activation_text(
+    shows: &[Shown],
+    frozen: &Frozen,
+    display: &dyn Fn(&FilesystemSource) -> String,
+) -> String {
+    let mut parts = Vec::with_capacity(shows.len());
+    for s in shows {
+        if s.note {
+            parts.push(s.head.clone());
+            continue;
+        }
+        let body = match frozen.get(&(s.id.clone(), s.object_hash.clone())) {
+            Some(d) => shown_body(d, display),
+            None => "[this version is no longer available]".to_string(),
+        };
+        parts.push(format!("{}\n{body}", s.head));
+    }
+    parts.join("\n\n")
+}
+
+/// A shown object's content: a toolcall's body arguments and output, a
+/// file's text (or a note for a file without content).
+pub fn shown_body(d: &Document, display: &dyn Fn(&FilesystemSource) -> String) -> String {
+    if d.get("type").and_then(Value::as_str) == Some("toolcall") {
+        let tool = d.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let content = d.get("content").and_then(Value::as_str).unwrap_or_default();
+        let args = d.get("args").cloned().unwrap_or(Value::Null);
+        return if arg_chars(tool, &args) > 0 {
+            format!(
+                "{}\n{content}",
+                serde_json::to_string(&args).unwrap_or_default()
+            )
+        } else {
+            content.to_string()
+        };
+    }
+    active_body(d, display).into_owned()
+}
+
+/// `{"role":"user","content":<text>}`
+pub fn text_message(text: &str) -> String {
+    serde_json::to_string(&json!({"role": "user", "content": text})).expect("serialisable")
+}
+
+/// Everything rendering reads. Built over the live session's caches, or
+/// over documents fetched for reconstruction.
+pub struct Env<'a, T> {
+    pub turns: &'a [T],
+    pub items: &'a Items,
+    pub aliases: &'a Aliases,
+    pub state: &'a CacheState,
+    pub policy: &'a CachePolicy,
+    /// Toolcall documents by id (content, args).
+    pub doc: &'a dyn DocLookup,
+    /// The exact versions activations showed.
+    pub frozen: &'a Frozen,
+    pub display: &'a dyn Fn(&FilesystemSource) -> String,
+    /// Epochs done at the rendered call.
+    pub epochs: u32,
+    /// Items that existed at the rendered call.
+    pub limit: usize,
+}
+
+impl<'a, T: AsRef<Turn>> Env<'a, T> {
+    fn entry(&self, it: &Item) -> &'a MessageEntry {
+        &self.turns[it.turn as usize].as_ref().messages[it.msg as usize]
+    }
+
+    pub fn fold(&self) -> Option<&'a FoldRecord> {
+        self.state
+            .folds
+            .iter()
+            .rev()
+            .find(|f| f.epoch <= self.epochs)
+    }
+
+    fn thinking_before(&self) -> u32 {
+        match self.epochs {
+            0 => 0,
+            k => self.state.epochs[k as usize - 1].thinking_before,
+        }
+    }
+
+    /// The id the model sees for a provider tool-call id.
+    fn call_id(&self, provider_id: &str, call: u32) -> String {
+        if self.policy.rewrite_call_ids && !provider_id.contains('|') {
+            call_alias(call)
+        } else {
+            provider_id.to_string()
+        }
+    }
+
+    fn call_doc(&self, call: u32) -> Option<&'a Document> {
+        let id = self.aliases.t.get(call as usize)?.as_deref()?;
+        self.doc.get_doc(id)
+    }
+
+    /// What a call's result shows while live.
+    pub fn live_text(&self, call: u32) -> String {
+        let c = &self.state.calls[call as usize];
+        if !c.shows.is_empty() {
+            return activation_text(&c.shows, self.frozen, self.display);
+        }
+        self.call_doc(call)
+            .and_then(|d| d.get("content"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn result_text(&self, call: u32) -> String {
+        let c = &self.state.calls[call as usize];
+        if c.result_collapsible(self.policy) && !c.result_live_at(self.epochs) {
+            return ref_text(call, &self.live_text(call));
+        }
+        if let Some(d) = c.dedupe_of {
+            return format!(
+                "[{}: identical to {} above]",
+                call_alias(call),
+                call_alias(d)
+            );
+        }
+        self.live_text(call)
+    }
+
+    fn args_of(&self, call: u32, e: &MessageEntry, k: usize) -> Value {
+        let stored = e.tool_calls.as_ref().and_then(|c| c.get(k));
+        let args = match stored.and_then(|c| c.toolcall_id.as_deref()) {
+            Some(id) => self.doc.get_doc(id).and_then(|d| d.get("args")).cloned(),
+            None => stored.and_then(|c| c.arguments.clone()),
+        };
+        let args = args.unwrap_or_else(|| Value::Object(Map::new()));
+        let c = &self.state.calls[call as usize];
+        if c.args_collapsible(self.policy) && !c.args_live_at(self.epochs) {
+            collapse_args(&c.tool, call, &args)
+        } else {
+            args
+        }
+    }
+
+    /// One chat item as pi-ai JSON.
+    pub fn render_item(&self, i: usize) -> String {
+        self.render_item_counted(i).0
+    }
+
+    /// One chat item as pi-ai JSON, with its size as the fold trigger counts
+    /// it (see [`rendered_chars`]).
+    pub fn render_item_counted(&self, i: usize) -> (String, u64) {
+        let it = &self.items.list[i];
+        let v = match it.kind {
+            ItemKind::User => {
+                let u = self.turns[it.turn as usize].as_ref().user.as_ref();
+                u.map(super::chat::render_user).unwrap_or(Value::Null)
+            }
+            ItemKind::Passthrough => self.entry(it).raw.clone().unwrap_or(Value::Null),
+            ItemKind::Assistant => self.assistant(i, it),
+            ItemKind::ToolResult => self.tool_result(it),
+        };
+        let chars = rendered_chars(std::slice::from_ref(&v));
+        (serde_json::to_string(&v).expect("serialisable"), chars)
+    }
+
+    fn assistant(&self, i: usize, it: &Item) -> Value {
+        let e = self.entry(it);
+        let drop_thinking = (i as u32) < self.thinking_before();
+        let mut k = 0usize;
+        let mut content = Vec::new();
+        for part in e.content.iter().flatten() {
+            match part.get("type").and_then(Value::as_str) {
+                Some("thinking") if drop_thinking => {}
+                Some("toolCall") => {
+                    let call = it.call + k as u32;
+                    let mut p = part.clone();
+                    if let Some(obj) = p.as_object_mut() {
+                        obj.insert("arguments".into(), self.args_of(call, e, k));
+                        let provider = part.get("id").and_then(Value::as_str).unwrap_or_default();
+                        obj.insert("id".into(), Value::String(self.call_id(provider, call)));
+                    }
+                    k += 1;
+                    content.push(p);
+                }
+                _ => content.push(part.clone()),
+            }
+        }
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        m.insert("content".into(), Value::Array(content));
+        for (key, v) in e.meta.iter().flatten() {
+            m.insert(key.clone(), v.clone());
+        }
+        if !e.timestamp.is_null() {
+            m.insert("timestamp".into(), e.timestamp.clone());
+        }
+        Value::Object(m)
+    }
+
+    fn tool_result(&self, it: &Item) -> Value {
+        let e = self.entry(it);
+        let provider = e.call_id.as_deref().unwrap_or_default();
+        let mut m = Map::new();
+        m.insert("role".into(), "toolResult".into());
+        m.insert("toolCallId".into(), self.call_id(provider, it.call).into());
+        m.insert("toolName".into(), e.tool.clone().unwrap_or_default().into());
+        let mut content = vec![json!({"type": "text", "text": self.result_text(it.call)})];
+        // Image parts pass through while the result shows live (see context::images).
+        let c = &self.state.calls[it.call as usize];
+        let collapsed = c.result_collapsible(self.policy) && !c.result_live_at(self.epochs);
+        if c.shows.is_empty() && c.dedupe_of.is_none() && !collapsed {
+            content.extend_from_slice(super::images::of_doc(self.call_doc(it.call)));
+        }
+        m.insert("content".into(), Value::Array(content));
+        m.insert("isError".into(), e.is_error.unwrap_or(false).into());
+        if !e.timestamp.is_null() {
+            m.insert("timestamp".into(), e.timestamp.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// Synthetic results for calls of assistant item `i` whose result had not
+    /// arrived at this call (aborted and errored messages are dropped by
+    /// pi-ai with their calls, so they get none).
+    fn missing(&self, i: usize) -> Vec<String> {
+        let it = &self.items.list[i];
+        let e = self.entry(it);
+        let stop = e
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("stopReason"))
+            .and_then(Value::as_str);
+        if matches!(stop, Some("aborted" | "error")) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for k in 0..it.calls {
+            let call = it.call + k;
+            let arrived =
+                self.items.result_item[call as usize].is_some_and(|r| (r as usize) < self.limit);
+            if arrived {
+                continue;
+            }
+            let tc = e.tool_calls.as_ref().and_then(|c| c.get(k as usize));
+            let provider = tc.map_or("", |c| c.call_id.as_str());
+            let v = json!({
+                "role": "toolResult",
+                "toolCallId": self.call_id(provider, call),
+                "toolName": tc.map_or("", |c| c.name.as_str()),
+                "content": [{"type": "text", "text": format!("no result was recorded for tool call {}", call_alias(call))}],
+                "isError": true,
+            });
+            out.push(serde_json::to_string(&v).expect("serialisable"));
+        }
+        out
+    }
+
+    /// The first item shown (the fold cut, or 0).
+    pub fn view_start(&self) -> usize {
+        self.fold().map_or(0, |f| f.cut as usize)
+    }
+
+    /// The context as a JSON array. `item_json(i)` must return item i's
+    /// rendering (cached or fresh) for every item in view and the fold's
+    /// user item.
+    pub fn assemble<'j>(
+        &self,
+        item_json: &dyn Fn(usize) -> &'j str,
+        system: Option<&str>,
+    ) -> String {
+        let mut out = JsonArray::default();
+        if let Some(sp) = system {
+            out.push(
+                &serde_json::to_string(&json!({"role": "system", "content": sp}))
+                    .expect("serialisable"),
+            );
+        }
+        out.push(&text_message(HEADER));
+        let fold = self.fold();
+        let start = self.view_start();
+        if let Some(f) = fold {
+            out.push(&text_message(&f.text));
+            if let Some(u) = f.user {
+                out.push(item_json(u as usize));
+            }
+            if let Some(p) = &f.pinned {
+                out.push(&text_message(p));
+            }
+        }
+        let mut deltas = self.state.epochs[..self.epochs as usize]
+            .iter()
+            .filter(|e| {
+                e.delta.is_some()
+                    && (e.anchor as usize) >= start
+                    && (e.anchor as usize) < self.limit
+            })
+            .peekable();
+        let mut pending: Vec<String> = Vec::new();
+        for i in start..self.limit {
+            let it = &self.items.list[i];
+            if it.kind == ItemKind::ToolResult {
+                // A result whose call was folded away would be an orphan.
+                if (self.items.assistant_item[it.call as usize] as usize) < start {
+                    continue;
+                }
+            } else {
+                for m in pending.drain(..) {
+                    out.push(&m);
+                }
+            }
+            out.push(item_json(i));
+            if it.kind == ItemKind::Assistant {
+                pending = self.missing(i);
+            }
+            while let Some(e) = deltas.next_if(|e| e.anchor as usize == i) {
+                for m in pending.drain(..) {
+                    out.push(&m);
+                }
+                out.push(&text_message(e.delta.as_deref().unwrap_or_default()));
+            }
+        }
+        for m in pending.drain(..) {
+            out.push(&m);
+        }
+        out.finish()
+    }
+
+    /// Chars of the collapsible content that is live in view, plus pinned
+    /// content shown in the fold's block: what a fold does not remove.
+    pub fn live_chars(&self) -> u64 {
+        let start = self.view_start();
+        let mut n = 0;
+        for it in &self.items.list[start..self.limit] {
+            match it.kind {
+                ItemKind::ToolResult => {
+                    let c = &self.state.calls[it.call as usize];
+                    if c.result_collapsible(self.policy)
+                        && c.result_live_at(self.epochs)
+                        && c.dedupe_of.is_none()
+                    {
+                        n += c.result_chars;
+                    }
+                }
+                ItemKind::Assistant => {
+                    for call in it.call..it.call + it.calls {
+                        let c = &self.state.calls[call as usize];
+                        if c.args_collapsible(self.policy) && c.args_live_at(self.epochs) {
+                            n += c.arg_chars;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = self.fold().and_then(|f| f.pinned.as_ref()) {
+            n += utf16_len(p);
+        }
+        n
+    }
+}
+
+#[derive(Default)]
+struct JsonArray {
+    s: String,
+}
+
+impl JsonArray {
+    fn push(&mut self, json: &str) {
+        self.s.push(if self.s.is_empty() { '[' } else { ',' });
+        self.s.push_str(json);
+    }
+
+    fn finish(mut self) -> String {
+        if self.s.is_empty() {
+            self.s.push('[');
+        }
+        self.s.push(']');
+        self.s
+    }
+}
+
+/// Rendered chars of a context as the fold trigger counts them: texts,
+/// kept thinking, `JSON(args) + 40` per tool call, refs. System excluded.
+pub fn rendered_chars(messages: &[Value]) -> u64 {
+    let text = |c: &Value| utf16_len(&fold::content_text(c));
+    let mut n = 0;
+    for m in messages {
+        match m["role"].as_str() {
+            Some("system") => {}
+            Some("assistant") => {
+                for p in m["content"].as_array().into_iter().flatten() {
+                    n += match p["type"].as_str() {
+                        Some("text") => p["text"].as_str().map_or(0, utf16_len),
+                        Some("thinking") => p["thinking"].as_str().map_or(0, utf16_len),
+                        Some("toolCall") => {
+                            utf16_len(&serde_json::to_string(&p["arguments"]).unwrap_or_default())
+                                + 40
+                        }
+                        _ => 0,
+                    };
+                }
+            }
+            _ => n += text(&m["content"]),
+        }
+    }
+    n
+}
+
+// -------------------------------------------------------------- state
+
+/// A host compaction seen at ingest, applied at the next assembly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFold {
+    pub summary: String,
+    /// Fingerprint of the first message the host kept (if it kept any).
+    pub first_kept_fp: Option<String>,
+    /// Items that existed when the summary arrived (cut if nothing was kept).
+    pub items_at: u32,
+}
+
+/// A fold the last epoch proposed; applied if the skeleton is over budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldPlan {
+    pub cut: u32,
+    pub user: Option<u32>,
+}
+
+/// Counters for tests and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheStats {
+    pub epochs: usize,
+    pub folds: usize,
+    pub host_folds: usize,
+    pub collapsed_results: usize,
+    pub collapsed_args: usize,
+    pub dedupes: usize,
+    pub live_units: u64,
+    pub items: usize,
+}
+
+/// The cache layout of one session: persisted state plus derived caches.
+#[derive(Debug, Default)]
+pub struct CacheLayout {
+    pub aliases: Aliases,
+    pub state: CacheState,
+    pub items: Items,
+    /// Rendered items with their sizes; an epoch invalidates the ones it changed.
+    json: Vec<Option<(String, u64)>>,
+    /// Size of the last rendered context as the fold trigger counts it.
+    pub rendered_chars: u64,
+    /// Exact versions shown by activations.
+    pub frozen: Frozen,
+    /// Object id → the newest call that shows its content (read, write,
+    /// activation), for pins and deactivation.
+    pub latest_show: HashMap<String, u32>,
+    pub host_fold: Option<HostFold>,
+    pub fold_plan: Option<FoldPlan>,
+}
+
+impl CacheLayout {
+    /// After restoring `aliases` and `state`: derive the items and links.
+    pub fn rebuild<T: AsRef<Turn>>(&mut self, turns: &[T]) {
+        self.aliases.reindex();
+        self.items = Items::from_turns(turns, &self.aliases);
+        self.json.clear();
+        self.latest_show.clear();
+        for i in 0..self.state.calls.len() {
+            self.note_show(i as u32, self.state.calls[i].clone());
+        }
+    }
+
+    fn note_show(&mut self, call: u32, c: CallState) {
+        if !c.has_result || c.is_error {
+            return;
+        }
+        if matches!(c.tool.as_str(), "read" | "write") {
+            if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
+                self.latest_show.insert(id.clone(), call);
+            }
+        }
+        for s in c.shows.iter().filter(|s| !s.note) {
+            self.latest_show.insert(s.id.clone(), call);
+        }
+    }
+
+    /// A new tool-call block.
+    pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>) -> u32 {
+        let i = self.aliases.push_call();
+        self.state.calls.push(CallState {
+            tool: tool.to_string(),
+            arg_chars: arg_chars(tool, args),
+            file,
+            ..Default::default()
+        });
+        i
+    }
+
+    /// A file seen (by a tool call's path or by the session): its index.
+    pub fn file(&mut self, object_id: &str, path: impl FnOnce() -> String) -> u32 {
+        let (i, new) = self.aliases.file(object_id);
+        if new {
+            self.state.files.push(FileEntry {
+                path: path(),
+                chars: 0,
+            });
+        }
+        i
+    }
+
+    /// The result of call `call` arrived as toolcall `object_id`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_result(
+        &mut self,
+        call: u32,
+        object_id: &str,
+        result_chars: u64,
+        is_error: bool,
+        args: &Value,
+        shows: Vec<Shown>,
+        dedupe_of: Option<u32>,
+        points_to: Option<u32>,
+    ) {
+        self.aliases.bind_call(call, object_id);
+        let Some(c) = self.state.calls.get_mut(call as usize) else {
+            return;
+        };
+        c.has_result = true;
+        c.is_error = is_error;
+        c.result_chars = result_chars;
+        c.shows = shows;
+        c.dedupe_of = dedupe_of;
+        c.points_to = points_to;
+        // File sizes as the calls show them (the prototype's rule).
+        if let (Some(f), false) = (c.file, is_error) {
+            if let Some(fe) = self.state.files.get_mut(f as usize) {
+                match c.tool.as_str() {
+                    "read" => fe.chars = fe.chars.max(result_chars),
+                    "write" => fe.chars = c.arg_chars,
+                    "edit" => {
+                        let s = |k: &str| {
+                            args.get(k).and_then(Value::as_str).map_or(0, utf16_len) as i64
+                        };
+                        fe.chars = (fe.chars as i64 + s("newText") - s("oldText")).max(0) as u64;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let c = c.clone();
+        self.note_show(call, c);
+    }
+
+    /// The earlier call a new read is identical to: same file, same
+    /// arguments, same text, no other tool on that file in between, and
+    /// the earlier one still live.
+    pub fn find_dedupe(
+        &self,
+        call: u32,
+        args: &Value,
+        text: &str,
+        doc: &dyn DocLookup,
+    ) -> Option<u32> {
+        let c = self.state.calls.get(call as usize)?;
+        if c.tool != "read" || c.file.is_none() {
+            return None;
+        }
+        for j in (0..call).rev() {
+            let p = &self.state.calls[j as usize];
+            if p.file != c.file {
+                continue;
+            }
+            if p.tool != "read" {
+                return None;
+            }
+            let Some(d) = self.aliases.t[j as usize]
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))
+            else {
+                continue;
+            };
+            if d.get("args") != Some(args) {
+                continue;
+            }
+            let same = d.get("content").and_then(Value::as_str) == Some(text);
+            return (same && !p.is_error && p.collapsed.is_none() && p.dedupe_of.is_none())
+                .then_some(j);
+        }
+        None
+    }
+
+    /// Calls that never collapse: pinned toolcalls and the newest showing
+    /// call of each pinned object.
+    pub fn pinned_calls<'s>(&self, pinned: impl Iterator<Item = &'s String>) -> HashSet<usize> {
+        let mut out = HashSet::new();
+        for id in pinned {
+            if let Some(c) = self.aliases.call_of(id) {
+                out.insert(c as usize);
+            }
+            if let Some(&c) = self.latest_show.get(id) {
+                out.insert(c as usize);
+            }
+        }
+        out
+    }
+
+    pub fn live_units(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
+        epochs::live_units(&self.state.calls, p, |i| pinned.contains(&i))
+    }
+
+    /// Live units that pending deactivations would free.
+    pub fn deactivated_units(&self, p: &CachePolicy) -> u64 {
+        self.state
+            .deactivated
+            .iter()
+            .filter_map(|&c| self.state.calls.get(c as usize))
+            .map(|c| c.live_units(p))
+            .sum()
+    }
+
+    /// Calls showing `object_id` that are still live (for deactivate).
+    pub fn live_calls_of(&self, object_id: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        if let Some(c) = self.aliases.call_of(object_id) {
+            out.push(c);
+        }
+        if let Some(crate::context::aliases::Alias::File(f)) = self.aliases.of_object(object_id) {
+            for (i, c) in self.state.calls.iter().enumerate() {
+                if c.file == Some(f)
+                    && matches!(c.tool.as_str(), "read" | "write")
+                    && c.collapsed.is_none()
+                {
+                    out.push(i as u32);
+                }
+            }
+        }
+        for (i, c) in self.state.calls.iter().enumerate() {
+            if c.shows.iter().any(|s| s.id == object_id && !s.note) && c.collapsed.is_none() {
+                out.push(i as u32);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Runs an epoch (see [`super::epochs`]) at model call `call_index`;
+    /// `file_line(i)` renders file i's delta line. Proposes a fold.
+    pub fn run_epoch(
+        &mut self,
+        p: &CachePolicy,
+        call_index: u32,
+        pinned: &HashSet<usize>,
+        file_line: &dyn Fn(u32) -> String,
+    ) {
+        let number = self.state.epochs.len() as u32 + 1;
+        let deactivated: HashSet<usize> =
+            self.state.deactivated.iter().map(|&c| c as usize).collect();
+        let kept = epochs::kept_calls(&self.state.calls, p, |i| deactivated.contains(&i));
+        let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
+        epochs::collapse_all_but(&mut self.state.calls, &kept, p, number, is_pinned);
+        self.state.deactivated.clear();
+        // Only what this epoch collapsed renders differently.
+        for (c, st) in self.state.calls.iter().enumerate() {
+            if st.collapsed == Some(number) {
+                if let Some(Some(r)) = self.items.result_item.get(c) {
+                    self.json.get_mut(*r as usize).map(Option::take);
+                }
+            }
+            if st.args_collapsed == Some(number) {
+                if let Some(&a) = self.items.assistant_item.get(c) {
+                    self.json.get_mut(a as usize).map(Option::take);
+                }
+            }
+        }
+
+        // Thinking: every assistant item before the first one holding a kept call.
+        let prev = self.state.epochs.last().map_or(0, |e| e.thinking_before);
+        let mut boundary = self.items.len() as u32;
+        if let Some(&oldest) = kept.first() {
+            for (i, it) in self.items.list.iter().enumerate() {
+                if it.kind != ItemKind::Assistant {
+                    continue;
+                }
+                let last = i + 1 == self.items.len();
+                if (it.calls > 0 && it.call + it.calls > oldest as u32) || (it.calls == 0 && last) {
+                    boundary = i as u32;
+                    break;
+                }
+            }
+        } else {
+            boundary = prev;
+        }
+        let thinking_before = if p.drop_thinking {
+            prev.max(boundary)
+        } else {
+            prev
+        };
+        for i in prev..thinking_before {
+            self.json.get_mut(i as usize).map(Option::take);
+        }
+
+        let delta = self.delta(file_line, false);
+        let anchor = self.items.len().saturating_sub(1) as u32;
+        self.state.epochs.push(EpochRecord {
+            call: call_index,
+            thinking_before,
+            anchor,
+            delta,
+        });
+
+        // Fold proposal: cut at the first assistant holding a kept call, or
+        // at the current turn's prompt if later.
+        self.fold_plan = None;
+        if p.fold > 0 {
+            let mut cut = self.items.len() as u32;
+            for (i, it) in self.items.list.iter().enumerate() {
+                if it.kind == ItemKind::Assistant
+                    && (it.call..it.call + it.calls)
+                        .any(|c| kept.binary_search(&(c as usize)).is_ok())
+                {
+                    cut = i as u32;
+                    break;
+                }
+            }
+            let user = self
+                .items
+                .list
+                .iter()
+                .rposition(|it| it.kind == ItemKind::User)
+                .map(|u| u as u32);
+            if let Some(u) = user {
+                cut = cut.max(u);
+            }
+            self.fold_plan = Some(FoldPlan {
+                cut,
+                user: user.filter(|&u| u < cut),
+            });
+        }
+    }
+
+    /// `FILES +k` with the files first seen since the last delta (all of
+    /// them when `all`).
+    fn delta(&mut self, file_line: &dyn Fn(u32) -> String, all: bool) -> Option<String> {
+        let from = if all { 0 } else { self.state.files_listed };
+        let to = self.state.files.len() as u32;
+        self.state.files_listed = to;
+        if from >= to {
+            return None;
+        }
+        let mut s = format!("FILES +{}", to - from);
+        for i in from..to {
+            s.push('\n');
+            s.push_str(&file_line(i));
+        }
+        Some(s)
+    }
+
+    /// Applies a fold at `plan` with summary `text` (prefixed with the fold
+    /// line); the epoch's delta becomes the full file list.
+    pub fn apply_fold(
+        &mut self,
+        plan: FoldPlan,
+        text: &str,
+        pinned_block: Option<String>,
+        host: bool,
+        file_line: &dyn Fn(u32) -> String,
+    ) {
+        let epoch = self.state.epochs.len() as u32;
+        let full = self.delta(file_line, true);
+        if let Some(e) = self.state.epochs.last_mut() {
+            e.delta = full;
+        }
+        self.state.folds.push(FoldRecord {
+            epoch,
+            cut: plan.cut,
+            user: plan.user,
+            text: format!("{FOLD_LINE}\n{text}"),
+            pinned: pinned_block,
+            host,
+        });
+        self.fold_plan = None;
+    }
+
+    /// The current fold's cut (0 when unfolded).
+    pub fn fold_cut(&self) -> u32 {
+        self.state.folds.last().map_or(0, |f| f.cut)
+    }
+
+    /// Renders the current state: every item in view is rendered once per
+    /// epoch and cached.
+    pub fn render_json<T: AsRef<Turn>>(
+        &mut self,
+        turns: &[T],
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+        system: Option<&str>,
+    ) -> String {
+        let epochs = self.state.epochs.len() as u32;
+        let CacheLayout {
+            aliases,
+            state,
+            items,
+            json,
+            frozen,
+            rendered_chars,
+            ..
+        } = self;
+        let env = Env {
+            turns,
+            items,
+            aliases,
+            state,
+            policy: p,
+            doc,
+            frozen,
+            display,
+            epochs,
+            limit: items.len(),
+        };
+        json.resize(items.len(), None);
+        let start = env.view_start();
+        let fold = env.fold();
+        let fold_user = fold.and_then(|f| f.user).map(|u| u as usize);
+        let mut chars = utf16_len(HEADER);
+        for i in (start..items.len()).chain(fold_user) {
+            let (_, n) = json[i].get_or_insert_with(|| env.render_item_counted(i));
+            chars += *n;
+        }
+        if let Some(f) = fold {
+            chars += utf16_len(&f.text) + f.pinned.as_deref().map_or(0, utf16_len);
+        }
+        for e in &state.epochs {
+            if let Some(d) = e.delta.as_deref().filter(|_| e.anchor as usize >= start) {
+                chars += utf16_len(d);
+            }
+        }
+        *rendered_chars = chars;
+        let json: &Vec<Option<(String, u64)>> = json;
+        env.assemble(
+            &|i| json[i].as_ref().map_or("null", |(s, _)| s.as_str()),
+            system,
+        )
+    }
+
+    pub fn stats(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> CacheStats {
+        let calls = &self.state.calls;
+        CacheStats {
+            epochs: self.state.epochs.len(),
+            folds: self.state.folds.len(),
+            host_folds: self.state.folds.iter().filter(|f| f.host).count(),
+            collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
+            collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
+            dedupes: calls.iter().filter(|c| c.dedupe_of.is_some()).count(),
+            live_units: self.live_units(p, pinned),
+            items: self.items.len(),
+        }
+    }
+
+    /// The engine's fold summary for a cut (see [`fold`]).
+    pub fn summary<T: AsRef<Turn>>(&self, turns: &[T], cut: u32, p: &CachePolicy) -> String {
+        fold::extractive_summary(
+            turns,
+            &self.items.list,
+            cut as usize,
+            &self.state.calls,
+            &self.state.files,
+            p.summary_chars as usize,
+        )
+    }
+
+    /// The `PINNED` block for pinned calls whose place is before `cut`.
+    pub fn pinned_block<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+    ) -> Option<String> {
+        let mut calls: Vec<usize> = pinned
+            .iter()
+            .copied()
+            .filter(|&c| {
+                self.items
+                    .result_item
+                    .get(c)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|r| r < cut)
+            })
+            .collect();
+        if calls.is_empty() {
+            return None;
+        }
+        calls.sort_unstable();
+        let env = Env {
+            turns,
+            items: &self.items,
+            aliases: &self.aliases,
+            state: &self.state,
+            policy: p,
+            doc,
+            frozen: &self.frozen,
+            display,
+            epochs: self.state.epochs.len() as u32,
+            limit: self.items.len(),
+        };
+        let mut s = String::from("PINNED");
+        for c in calls {
+            let st = &self.state.calls[c];
+            let text = if st.tool == "write" {
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .and_then(|a| a.get("content"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                env.live_text(c as u32)
+            };
+            let head = match st.file.filter(|_| st.shows.is_empty()) {
+                Some(f) => format!(
+                    "--- file id={} path={} ({}) ---",
+                    file_alias(f),
+                    self.state
+                        .files
+                        .get(f as usize)
+                        .map_or("", |e| e.path.as_str()),
+                    call_alias(c as u32)
+                ),
+                None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
+            };
+            s.push('\n');
+            s.push_str(&head);
+            s.push('\n');
+            s.push_str(&text);
+        }
+        Some(s)
+    }
+}

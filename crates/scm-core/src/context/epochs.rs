@@ -1,0 +1,311 @@
+//! The cache layout's collapse policy (docs/notes/layout-experiments.md §6.3):
+//! collapse in **batched epochs**, not a sliding window. Between epochs the
+//! context only grows at its end, so a provider's prefix cache serves all of
+//! it; an epoch breaks the prefix once, by a lot.
+//!
+//! Sizes are **units** = ⌈chars / 4⌉ with chars in UTF-16 code units (what
+//! JavaScript's `length` counts); the engine has no tokenizer. On the
+//! measured sessions one unit ≈ 0.87 o200k tokens.
+
+use serde::{Deserialize, Serialize};
+
+/// Thresholds and switches of [`crate::context::assembly::Layout::Cache`].
+/// The defaults are the measured recommendation ("REC").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CachePolicy {
+    /// Run an epoch when the live collapsible content exceeds this (units).
+    pub high: u32,
+    /// At an epoch keep the newest tool calls that fit in this (units).
+    pub low: u32,
+    /// Results and edit/write bodies shorter than this (chars) never
+    /// collapse: a ref would save too little.
+    pub min_collapse_chars: u32,
+    /// bash commands longer than this (chars) collapse like edit bodies.
+    pub bash_collapse_chars: u32,
+    /// Fold the chat into a summary when its skeleton (rendered − live
+    /// content) exceeds this after an epoch (units); 0 = never.
+    pub fold: u32,
+    /// Length budget of the engine's extractive fold summary (chars).
+    pub summary_chars: u32,
+    /// Rewrite provider tool-call ids to the call's alias (`t12`). Turn off
+    /// for APIs whose call ids carry server item ids (OpenAI Responses'
+    /// `call_…|fc_…`; such ids are never rewritten anyway) or when something
+    /// outside the model matches results to calls by the provider id.
+    pub rewrite_call_ids: bool,
+    /// Drop thinking of assistant messages older than the kept region at
+    /// an epoch.
+    pub drop_thinking: bool,
+    /// A re-read identical to a still-live earlier read of the same file
+    /// (same arguments, no edit/write in between) renders as a pointer.
+    pub dedupe_reads: bool,
+    /// Render a host compaction (pi's `compactionSummary`) as a fold at the
+    /// host's cut. Off: the engine keeps the whole chat and folds on its own.
+    pub honour_host_compaction: bool,
+    /// Force an epoch when pending deactivations free more than this
+    /// (units); 0 = wait for the next regular epoch.
+    pub deactivate_epoch: u32,
+}
+
+impl Default for CachePolicy {
+    fn default() -> Self {
+        Self {
+            high: 10_000,
+            low: 2_000,
+            min_collapse_chars: 200,
+            bash_collapse_chars: 300,
+            fold: 15_000,
+            summary_chars: 4_000,
+            rewrite_call_ids: true,
+            drop_thinking: true,
+            dedupe_reads: true,
+            honour_host_compaction: true,
+            deactivate_epoch: 5_000,
+        }
+    }
+}
+
+/// ⌈chars / 4⌉
+pub fn units(chars: u64) -> u64 {
+    chars.div_ceil(4)
+}
+
+/// UTF-16 length (JavaScript `String.length`).
+pub fn utf16_len(s: &str) -> u64 {
+    s.encode_utf16().count() as u64
+}
+
+/// Where a showing item's content came from (activate/pin results).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shown {
+    /// The object shown.
+    pub id: String,
+    /// The exact version (the content is frozen at activation).
+    #[serde(rename = "h")]
+    pub object_hash: String,
+    /// First line of the rendered block (alias, tool or path).
+    #[serde(rename = "l")]
+    pub head: String,
+    /// True when the object was already live: a one-line note was shown.
+    #[serde(rename = "n", default, skip_serializing_if = "is_false")]
+    pub note: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One tool-call block (alias `t<index+1>`): what the policy needs to know.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallState {
+    #[serde(rename = "k")]
+    pub tool: String,
+    /// Collapsible argument chars (edit old+new text, write content, bash command).
+    #[serde(rename = "a", default)]
+    pub arg_chars: u64,
+    /// Rendered result chars (0 without a result).
+    #[serde(rename = "r", default)]
+    pub result_chars: u64,
+    #[serde(rename = "x", default, skip_serializing_if = "is_false")]
+    pub has_result: bool,
+    #[serde(rename = "e", default, skip_serializing_if = "is_false")]
+    pub is_error: bool,
+    /// The file a read/write/edit names (file alias index).
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<u32>,
+    /// Epoch (1-based) at which the result collapsed to a ref. Permanent.
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub collapsed: Option<u32>,
+    /// Epoch at which the collapsible arguments collapsed. Permanent.
+    #[serde(rename = "ac", default, skip_serializing_if = "Option::is_none")]
+    pub args_collapsed: Option<u32>,
+    /// Identical re-read of this earlier call.
+    #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_of: Option<u32>,
+    /// An activation that found its target live points at the call showing
+    /// it: keeping this call keeps that one (the note stays true).
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    pub points_to: Option<u32>,
+    /// activate/pin results: what they show instead of the op's message.
+    #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
+    pub shows: Vec<Shown>,
+}
+
+impl CallState {
+    pub fn result_collapsible(&self, p: &CachePolicy) -> bool {
+        self.has_result && self.result_chars >= u64::from(p.min_collapse_chars)
+    }
+
+    pub fn args_collapsible(&self, p: &CachePolicy) -> bool {
+        match self.tool.as_str() {
+            "edit" | "write" => self.arg_chars >= u64::from(p.min_collapse_chars),
+            "bash" => self.arg_chars > u64::from(p.bash_collapse_chars),
+            _ => false,
+        }
+    }
+
+    /// Whether the result shows its content at `epochs` epochs done.
+    pub fn result_live_at(&self, epochs: u32) -> bool {
+        self.collapsed.is_none_or(|e| e > epochs)
+    }
+
+    pub fn args_live_at(&self, epochs: u32) -> bool {
+        self.args_collapsed.is_none_or(|e| e > epochs)
+    }
+
+    /// Live collapsible units now (what an epoch could free).
+    pub fn live_units(&self, p: &CachePolicy) -> u64 {
+        let mut n = 0;
+        if self.result_collapsible(p) && self.collapsed.is_none() && self.dedupe_of.is_none() {
+            n += units(self.result_chars);
+        }
+        if self.args_collapsible(p) && self.args_collapsed.is_none() {
+            n += units(self.arg_chars);
+        }
+        n
+    }
+
+    /// Size used to fill the kept region (collapsed or not).
+    fn keep_units(&self, p: &CachePolicy) -> u64 {
+        units(self.result_chars)
+            + if self.args_collapsible(p) {
+                units(self.arg_chars)
+            } else {
+                0
+            }
+    }
+}
+
+/// Live units of all calls, pinned ones excluded.
+pub fn live_units(calls: &[CallState], p: &CachePolicy, pinned: impl Fn(usize) -> bool) -> u64 {
+    calls
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !pinned(*i))
+        .map(|(_, c)| c.live_units(p))
+        .sum()
+}
+
+/// The kept region of an epoch: the newest calls whose sizes fit in `low`
+/// (the newest always), minus `excluded` (deactivated), plus the originals
+/// of kept identical re-reads and the targets of kept "shown above" notes.
+/// Sorted ascending.
+pub fn kept_calls(
+    calls: &[CallState],
+    p: &CachePolicy,
+    excluded: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut kept = Vec::new();
+    let mut budget = 0u64;
+    for i in (0..calls.len()).rev() {
+        if excluded(i) {
+            continue;
+        }
+        let size = calls[i].keep_units(p);
+        if !kept.is_empty() && budget + size > u64::from(p.low) {
+            break;
+        }
+        budget += size;
+        kept.push(i);
+    }
+    let originals: Vec<usize> = kept
+        .iter()
+        .flat_map(|&i| [calls[i].dedupe_of, calls[i].points_to])
+        .flatten()
+        .map(|d| d as usize)
+        .collect();
+    // A deactivated original goes even when a kept pointer names it.
+    kept.extend(originals.into_iter().filter(|&i| !excluded(i)));
+    kept.sort_unstable();
+    kept.dedup();
+    kept
+}
+
+/// Collapses every call outside `kept` that is not pinned, stamped with
+/// `epoch`. Returns how many results and argument sets collapsed.
+pub fn collapse_all_but(
+    calls: &mut [CallState],
+    kept: &[usize],
+    p: &CachePolicy,
+    epoch: u32,
+    pinned: impl Fn(usize) -> bool,
+) -> (usize, usize) {
+    let (mut results, mut args) = (0, 0);
+    for (i, c) in calls.iter_mut().enumerate() {
+        if kept.binary_search(&i).is_ok() || pinned(i) {
+            continue;
+        }
+        if c.result_collapsible(p) && c.collapsed.is_none() {
+            c.collapsed = Some(epoch);
+            results += 1;
+        }
+        if c.args_collapsible(p) && c.args_collapsed.is_none() {
+            c.args_collapsed = Some(epoch);
+            args += 1;
+        }
+    }
+    (results, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, result: u64, args: u64) -> CallState {
+        CallState {
+            tool: tool.into(),
+            result_chars: result,
+            has_result: true,
+            arg_chars: args,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sizes_follow_the_rules() {
+        let p = CachePolicy::default();
+        assert_eq!(
+            call("read", 199, 0).live_units(&p),
+            0,
+            "short results never collapse"
+        );
+        assert_eq!(call("read", 201, 0).live_units(&p), 51);
+        assert_eq!(call("edit", 10, 200).live_units(&p), 50);
+        assert_eq!(
+            call("bash", 10, 300).live_units(&p),
+            0,
+            "bash only over 300"
+        );
+        assert_eq!(call("bash", 10, 301).live_units(&p), 76);
+        assert_eq!(utf16_len("a😀"), 3);
+        assert_eq!(units(utf16_len("a😀")), 1);
+    }
+
+    #[test]
+    fn an_epoch_keeps_the_newest_that_fit_plus_dedupe_originals() {
+        let p = CachePolicy {
+            low: 100,
+            ..Default::default()
+        };
+        let mut calls = vec![
+            call("read", 4000, 0),
+            call("read", 400, 0),
+            call("bash", 200, 0),
+            call("read", 200, 0),
+        ];
+        calls[3].dedupe_of = Some(0);
+        let kept = kept_calls(&calls, &p, |_| false);
+        assert_eq!(
+            kept,
+            vec![0, 2, 3],
+            "50 + 50 fit, 100 more does not; 0 is 3's original"
+        );
+        let (r, _) = collapse_all_but(&mut calls, &kept, &p, 1, |_| false);
+        assert_eq!(r, 1);
+        assert_eq!(calls[1].collapsed, Some(1));
+        // The newest is kept even when it alone is over budget; excluded calls are skipped.
+        let big = vec![call("read", 40_000, 0), call("read", 40_000, 0)];
+        assert_eq!(kept_calls(&big, &p, |_| false), vec![1]);
+        assert_eq!(kept_calls(&big, &p, |i| i == 1), vec![0]);
+    }
+}

@@ -1,0 +1,808 @@
+//! The session side of [`Layout::Cache`](crate::context::assembly::Layout):
+//! feeds [`CacheLayout`] what ingest sees (items, aliases, sizes, identical
+//! re-reads, activation content), runs epochs and folds before rendering,
+//! persists and restores its state, and rebuilds past calls.
+//!
+//! Aliases are kept in both layouts (the agent operations accept them);
+//! epochs, folds and rendering only run in the cache layout.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::reconstruct::ReconstructPlan;
+use super::{Cached, OpResult, Session};
+use crate::context::aliases::{file_alias, Alias, AliasMiss, Aliases};
+use crate::context::assembly::Layout;
+use crate::context::cache_layout::{
+    activation_text, CacheState, CacheStats, DocLookup, Env, FoldPlan, Frozen, HostFold, Items,
+    PASSTHROUGH_ROLES,
+};
+use crate::context::chat::Turn;
+use crate::context::epochs::{utf16_len, Shown};
+use crate::context::ingest::fingerprint;
+use crate::error::{Error, Result};
+use crate::model::ObjectType;
+use crate::store::{AsOf, Document, Store};
+
+/// Tools whose result shows the objects named by their `id`/`ids` argument.
+const SHOWING_TOOLS: [&str; 2] = ["activate", "pin"];
+
+/// The session's object cache as a [`DocLookup`].
+struct Objects<'a>(&'a HashMap<String, Cached>);
+
+impl DocLookup for Objects<'_> {
+    fn get_doc(&self, id: &str) -> Option<&Document> {
+        self.0.get(id).map(|c| &c.doc)
+    }
+}
+
+/// Whether ingest keeps the message itself (rendered by the cache layout,
+/// or a host compaction it may honour).
+pub(super) fn keeps_raw(role: &str) -> bool {
+    PASSTHROUGH_ROLES.contains(&role) || role == "compactionSummary"
+}
+
+fn path_arg(args: &Value) -> Option<&str> {
+    args.get("path")
+        .or_else(|| args.get("file_path"))
+        .and_then(Value::as_str)
+}
+
+/// The ids an activate/pin call names.
+fn target_ids(args: &Value) -> Vec<String> {
+    let mut out: Vec<String> = args
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .into_iter()
+        .collect();
+    for id in args
+        .get("ids")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(s) = id.as_str() {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
+impl Session {
+    fn cache_on(&self) -> bool {
+        self.options.layout == Layout::Cache
+    }
+
+    /// Resolves an alias (`t12`, `f3`); None when `t` is not one.
+    pub(super) fn resolve_alias(&self, t: &str) -> Option<std::result::Result<String, OpResult>> {
+        let alias = Alias::parse(t)?;
+        match self.cache.aliases.resolve(alias) {
+            Ok(id) if self.session_index.contains(id) => Some(Ok(id.to_string())),
+            // A file named by a tool call the session has not indexed.
+            Ok(id) => Some(Err(OpResult::failure(
+                &Error::UnknownObject(format!(
+                    "{t}: this file is not in the session yet; read it first"
+                )),
+                Some(id.to_string()),
+            ))),
+            Err(AliasMiss::NoResult) => Some(Err(OpResult::failure(
+                &Error::UnknownObject(format!("{t}: this tool call has no result to show")),
+                None,
+            ))),
+            // Not assigned: maybe a file of that name.
+            Err(AliasMiss::Unknown) => None,
+        }
+    }
+
+    /// A file entered the session (read, written, discovered): its alias.
+    pub(super) fn cache_file_entered(&mut self, id: &str) {
+        let Some(c) = self.objects.get(id) else {
+            return;
+        };
+        if c.object_type() != Some(ObjectType::File) || self.cache.aliases.of_object(id).is_some() {
+            return;
+        }
+        let path = c
+            .source()
+            .map(|s| self.resolver().display_path(&s))
+            .unwrap_or_default();
+        self.cache.file(id, || path);
+    }
+
+    pub(super) fn cache_user(&mut self, turn: usize) {
+        self.cache.items.push_user(turn);
+    }
+
+    /// A consumed message the spec layout skips: rendered as it came when
+    /// the cache layout passes its kind through.
+    pub(super) fn cache_skipped(&mut self, turn: usize, msg: usize) {
+        let e = &self.chat.turns[turn].messages[msg];
+        if e.raw.is_some() && PASSTHROUGH_ROLES.contains(&e.role.as_str()) {
+            self.cache.items.push_passthrough(turn, msg);
+        }
+    }
+
+    /// A host compaction summary (pi's `compactionSummary`) was ingested;
+    /// `next` is the message after it in the array (the first one kept).
+    pub(super) fn cache_host_compaction(&mut self, msg: &Value, next: Option<&Value>) {
+        if !self.cache_on() || !self.options.cache.honour_host_compaction {
+            return;
+        }
+        let Some(summary) = msg.get("summary").and_then(Value::as_str) else {
+            return;
+        };
+        self.cache.host_fold = Some(HostFold {
+            summary: summary.to_string(),
+            first_kept_fp: next.map(fingerprint),
+            items_at: self.cache.items.len() as u32,
+        });
+    }
+
+    /// An assistant message at (turn, msg): aliases for its calls and the
+    /// files they name.
+    pub(super) fn cache_assistant(&mut self, turn: usize, msg: usize) {
+        let calls: Vec<(String, Value)> = self.chat.turns[turn].messages[msg]
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|c| (c.name.clone(), c.arguments.clone().unwrap_or(Value::Null)))
+            .collect();
+        let first = self.cache.aliases.calls() as u32;
+        for (tool, args) in &calls {
+            let file = self.file_of_call(tool, args);
+            self.cache.push_call(tool, args, file);
+        }
+        self.cache
+            .items
+            .push_assistant(turn, msg, first, calls.len() as u32);
+    }
+
+    fn file_of_call(&mut self, tool: &str, args: &Value) -> Option<u32> {
+        if !matches!(tool, "read" | "write" | "edit") {
+            return None;
+        }
+        let path = path_arg(args)?;
+        let resolved = self.resolver().resolve(path).ok()?;
+        let id = resolved.source.file_object_id();
+        let shown = match self.objects.get(&id).and_then(Cached::source) {
+            Some(src) => self.resolver().display_path(&src),
+            None => self.resolver().display_path(&resolved.source),
+        };
+        Some(self.cache.file(&id, || shown))
+    }
+
+    /// The result at (turn, msg) of call (assistant turn, msg, position),
+    /// stored as toolcall `id`.
+    pub(super) fn cache_result(
+        &mut self,
+        turn: usize,
+        msg: usize,
+        matched: Option<(usize, usize, usize)>,
+        id: &str,
+    ) {
+        let Some(call) = matched.and_then(|(t, m, k)| self.cache.items.call_of(t, m, k)) else {
+            return; // unmatched results are not rendered
+        };
+        let Some(doc) = self.objects.get(id).map(|c| c.doc.clone()) else {
+            return;
+        };
+        let s = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or_default();
+        let (tool, content) = (s("tool"), s("content"));
+        let is_error = s("status") == "fail";
+        let args = doc.get("args").cloned().unwrap_or(Value::Null);
+        let (shows, points_to) = if SHOWING_TOOLS.contains(&tool) && !is_error {
+            self.shows_for(&args)
+        } else {
+            (Vec::new(), None)
+        };
+        let result_chars = if shows.is_empty() {
+            utf16_len(content)
+        } else {
+            let display = self.display_path_fn();
+            utf16_len(&activation_text(&shows, &self.cache.frozen, &display))
+        };
+        let dedupe = (self.options.cache.dedupe_reads && !is_error)
+            .then(|| {
+                self.cache
+                    .find_dedupe(call, &args, content, &Objects(&self.objects))
+            })
+            .flatten();
+        for s in shows.iter().filter(|s| !s.note) {
+            // Recorded with the call, so reconstruction finds the version.
+            self.dirty_versions.insert(s.id.clone());
+        }
+        self.cache.bind_result(
+            call,
+            id,
+            result_chars,
+            is_error,
+            &args,
+            shows,
+            dedupe,
+            points_to,
+        );
+        self.cache.items.push_result(turn, msg, call);
+    }
+
+    /// What an activate/pin call shows: each target's current version,
+    /// frozen, or a note when its content is already live in view.
+    fn shows_for(&mut self, args: &Value) -> (Vec<Shown>, Option<u32>) {
+        let mut out = Vec::new();
+        let mut points_to = None;
+        for target in target_ids(args) {
+            let Ok(id) = self.resolve_target(&target) else {
+                continue;
+            };
+            let Some(doc) = self.objects.get(&id).map(|c| c.doc.clone()) else {
+                continue;
+            };
+            let alias = self
+                .cache
+                .aliases
+                .of_object(&id)
+                .map(Alias::text)
+                .unwrap_or_else(|| id.clone());
+            if let Some(showing) = self.live_in_view(&id) {
+                points_to = Some(showing);
+                out.push(Shown {
+                    id,
+                    object_hash: String::new(),
+                    head: format!("[{alias} is shown above]"),
+                    note: true,
+                });
+                continue;
+            }
+            let head = match doc.get("type").and_then(Value::as_str) {
+                Some("toolcall") => format!(
+                    "{alias} {} {}",
+                    doc.get("tool").and_then(Value::as_str).unwrap_or_default(),
+                    doc.get("args_display")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ),
+                _ => {
+                    let path = Cached {
+                        doc: doc.clone(),
+                        tx: None,
+                    }
+                    .source()
+                    .map(|s| self.resolver().display_path(&s))
+                    .unwrap_or_default();
+                    format!("{alias} {path}")
+                }
+            };
+            let hash = doc
+                .get("object_hash")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            self.cache.frozen.insert((id.clone(), hash.clone()), doc);
+            out.push(Shown {
+                id,
+                object_hash: hash,
+                head: head.trim_end().to_string(),
+                note: false,
+            });
+        }
+        (out, points_to)
+    }
+
+    /// The call showing an object's content live in the current view (its
+    /// own result, or the newest call showing it), if any.
+    fn live_in_view(&self, id: &str) -> Option<u32> {
+        let epochs = self.cache.state.epochs.len() as u32;
+        let start = self.cache.fold_cut();
+        let live = |c: u32| {
+            let st = &self.cache.state.calls[c as usize];
+            let in_view = self.cache.items.result_item[c as usize].is_some_and(|r| r >= start);
+            in_view && st.result_live_at(epochs) && st.dedupe_of.is_none() && st.tool != "write"
+        };
+        if let Some(c) = self.cache.aliases.call_of(id) {
+            return live(c).then_some(c);
+        }
+        self.cache.latest_show.get(id).copied().filter(|&c| live(c))
+    }
+
+    /// deactivate: the target's live calls collapse at the next epoch.
+    /// Returns how many were scheduled (0 in the spec layout).
+    pub(super) fn cache_deactivate(&mut self, id: &str) -> usize {
+        if !self.cache_on() {
+            return 0;
+        }
+        let calls = self.cache.live_calls_of(id);
+        let n = calls.len();
+        for c in calls {
+            if !self.cache.state.deactivated.contains(&c) {
+                self.cache.state.deactivated.push(c);
+            }
+        }
+        if n > 0 {
+            self.pending.chat = true;
+        }
+        n
+    }
+
+    /// activate/pin: a pending deactivation of the target is cancelled.
+    pub(super) fn cache_undeactivate(&mut self, id: &str) {
+        if self.cache.state.deactivated.is_empty() {
+            return;
+        }
+        let calls = self.cache.live_calls_of(id);
+        self.cache.state.deactivated.retain(|c| !calls.contains(c));
+    }
+
+    fn pinned_calls(&self) -> HashSet<usize> {
+        self.cache.pinned_calls(self.pinned_set.iter())
+    }
+
+    fn file_line(&self, i: u32) -> String {
+        let id = &self.cache.aliases.f[i as usize];
+        let entry = &self.cache.state.files[i as usize];
+        let what = match self.objects.get(id) {
+            Some(c) if c.is_stub() => "[unread]".to_string(),
+            Some(c) if c.doc.get("content").is_some_and(Value::is_string) => {
+                format!(
+                    "{} chars",
+                    c.doc
+                        .get("char_count")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(entry.chars)
+                )
+            }
+            _ => format!("{} chars", entry.chars),
+        };
+        format!("{} {} ({what})", file_alias(i), entry.path)
+    }
+
+    fn run_epoch(&mut self, pinned: &HashSet<usize>) {
+        let p = self.options.cache.clone();
+        let call = self.calls.len() as u32;
+        let before: Vec<bool> = self
+            .cache
+            .state
+            .calls
+            .iter()
+            .map(|c| c.collapsed.is_some())
+            .collect();
+        let lines: Vec<String> = (0..self.cache.state.files.len() as u32)
+            .map(|i| self.file_line(i))
+            .collect();
+        self.cache
+            .run_epoch(&p, call, pinned, &|i| lines[i as usize].clone());
+        // The active set follows what is shown: collapsed toolcalls leave it.
+        for (i, was) in before.into_iter().enumerate() {
+            if !was && self.cache.state.calls[i].collapsed.is_some() {
+                if let Some(id) = self.cache.aliases.t[i].clone() {
+                    if self.active_set.remove(&id) {
+                        self.pending.session = true;
+                    }
+                }
+            }
+        }
+        self.pending.chat = true;
+    }
+
+    fn render_cache(&mut self) -> String {
+        let p = self.options.cache.clone();
+        let system = self
+            .options
+            .render
+            .emit_system_message
+            .then(|| self.system_prompt())
+            .flatten()
+            .map(str::to_string);
+        let resolver = self.indexer.resolver.clone();
+        let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+        let objects = Objects(&self.objects);
+        self.cache
+            .render_json(&self.chat.turns, &p, &objects, &display, system.as_deref())
+    }
+
+    fn apply_fold(&mut self, plan: FoldPlan, text: &str, host: bool, pinned: &HashSet<usize>) {
+        let p = self.options.cache.clone();
+        let resolver = self.indexer.resolver.clone();
+        let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+        let block = self.cache.pinned_block(
+            &self.chat.turns,
+            plan.cut,
+            pinned,
+            &p,
+            &Objects(&self.objects),
+            &display,
+        );
+        let lines: Vec<String> = (0..self.cache.state.files.len() as u32)
+            .map(|i| self.file_line(i))
+            .collect();
+        self.cache
+            .apply_fold(plan, text, block, host, &|i| lines[i as usize].clone());
+    }
+
+    /// Where a host compaction cuts: the item of the first message it kept.
+    fn host_cut(&self, h: &HostFold) -> u32 {
+        let items = &self.cache.items.list[..h.items_at as usize];
+        let fp_of = |it: &crate::context::cache_layout::Item| -> &str {
+            let turn = &self.chat.turns[it.turn as usize];
+            match it.kind {
+                crate::context::cache_layout::ItemKind::User => {
+                    turn.user.as_ref().map_or("", |u| u.fp.as_str())
+                }
+                _ => turn.messages[it.msg as usize].fp.as_str(),
+            }
+        };
+        h.first_kept_fp
+            .as_deref()
+            .and_then(|fp| items.iter().rposition(|it| fp_of(it) == fp))
+            .map_or(h.items_at, |i| i as u32)
+    }
+
+    /// Cache layout assembly: host fold, epoch if due, render, engine fold
+    /// if due (then render again).
+    pub(super) fn assemble_cache(&mut self) -> String {
+        let p = self.options.cache.clone();
+        let pinned = self.pinned_calls();
+        if let Some(h) = self.cache.host_fold.take() {
+            let cut = self.host_cut(&h).max(self.cache.fold_cut());
+            self.run_epoch(&pinned);
+            let user = self
+                .cache
+                .items
+                .list
+                .iter()
+                .rposition(|it| it.kind == crate::context::cache_layout::ItemKind::User)
+                .map(|u| u as u32)
+                .filter(|&u| u < cut);
+            self.apply_fold(FoldPlan { cut, user }, &h.summary, true, &pinned);
+            return self.render_cache();
+        }
+        let forced = p.deactivate_epoch > 0
+            && self.cache.deactivated_units(&p) > u64::from(p.deactivate_epoch);
+        let epoch = forced || self.cache.live_units(&p, &pinned) > u64::from(p.high);
+        if epoch {
+            self.run_epoch(&pinned);
+        }
+        let out = self.render_cache();
+        let Some(plan) = self.cache.fold_plan.take().filter(|_| epoch) else {
+            return out;
+        };
+        if plan.cut as usize >= self.cache.items.len() || plan.cut == self.cache.fold_cut() {
+            return out;
+        }
+        let live = {
+            let resolver = self.indexer.resolver.clone();
+            let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+            let objects = Objects(&self.objects);
+            let env = Env {
+                turns: &self.chat.turns,
+                items: &self.cache.items,
+                aliases: &self.cache.aliases,
+                state: &self.cache.state,
+                policy: &p,
+                doc: &objects,
+                frozen: &self.cache.frozen,
+                display: &display,
+                epochs: self.cache.state.epochs.len() as u32,
+                limit: self.cache.items.len(),
+            };
+            env.live_chars()
+        };
+        let skeleton = self.cache.rendered_chars.saturating_sub(live);
+        if skeleton.div_ceil(4) <= u64::from(p.fold) {
+            return out;
+        }
+        let text = self.cache.summary(&self.chat.turns, plan.cut, &p);
+        self.apply_fold(plan, &text, false, &pinned);
+        self.render_cache()
+    }
+
+    /// Epochs done (recorded with each model call).
+    pub(super) fn cache_epochs(&self) -> u32 {
+        self.cache.state.epochs.len() as u32
+    }
+
+    /// Counters of the cache layout (tests, benchmarks).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats(&self.options.cache, &self.pinned_calls())
+    }
+
+    /// The alias of an object (`t12`, `f3`), if it has one.
+    pub fn alias_of(&self, object_id: &str) -> Option<String> {
+        self.cache.aliases.of_object(object_id).map(Alias::text)
+    }
+
+    /// The object an alias names.
+    pub fn resolve_alias_id(&self, alias: &str) -> Option<String> {
+        Alias::parse(alias).and_then(|a| self.cache.aliases.resolve(a).ok().map(str::to_string))
+    }
+
+    /// The persisted form: `(aliases, layout state)` for the chat document.
+    pub(super) fn cache_persisted(&self) -> (Value, Value) {
+        (
+            serde_json::to_value(&self.cache.aliases).unwrap_or(Value::Null),
+            serde_json::to_value(&self.cache.state).unwrap_or(Value::Null),
+        )
+    }
+
+    /// Restores the aliases and layout state from the chat document and
+    /// derives the rest from the turns. A chat written before aliases
+    /// existed gets them assigned again in order.
+    pub(super) fn cache_restore(&mut self, chat_doc: &Document) {
+        let aliases: Option<Aliases> = chat_doc
+            .get("aliases")
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let state: Option<CacheState> = chat_doc
+            .get("layout")
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let calls_in_turns: usize = self
+            .chat
+            .turns
+            .iter()
+            .flat_map(|t| &t.messages)
+            .filter(|e| e.role == "assistant" && e.skipped.is_none())
+            .map(|e| e.tool_calls.as_ref().map_or(0, Vec::len))
+            .sum();
+        match (aliases, state) {
+            (Some(a), Some(s))
+                if a.t.len() == calls_in_turns
+                    && s.calls.len() == calls_in_turns
+                    && s.files.len() == a.f.len() =>
+            {
+                self.cache.aliases = a;
+                self.cache.state = s;
+                let turns = self.chat.turns.clone();
+                self.cache.rebuild(&turns);
+            }
+            _ => self.cache_replay_turns(),
+        }
+    }
+
+    /// Assigns aliases and sizes by walking the turns (no layout decisions).
+    fn cache_replay_turns(&mut self) {
+        self.cache = Default::default();
+        let turns = self.chat.turns.clone();
+        for (t, turn) in turns.iter().enumerate() {
+            if turn.user.is_some() {
+                self.cache_user(t);
+            }
+            for (m, e) in turn.messages.iter().enumerate() {
+                match e.role.as_str() {
+                    "assistant" if e.skipped.is_none() => {
+                        let calls: Vec<(String, Value)> = e
+                            .tool_calls
+                            .iter()
+                            .flatten()
+                            .map(|c| {
+                                let args = match &c.toolcall_id {
+                                    Some(id) => self
+                                        .objects
+                                        .get(id)
+                                        .and_then(|o| o.doc.get("args").cloned()),
+                                    None => c.arguments.clone(),
+                                };
+                                (c.name.clone(), args.unwrap_or(Value::Null))
+                            })
+                            .collect();
+                        let first = self.cache.aliases.calls() as u32;
+                        for (tool, args) in &calls {
+                            let file = self.file_of_call(tool, args);
+                            self.cache.push_call(tool, args, file);
+                        }
+                        self.cache
+                            .items
+                            .push_assistant(t, m, first, calls.len() as u32);
+                    }
+                    "toolResult" if e.unmatched.is_none() => {
+                        let Some(id) = e.toolcall_id.clone() else {
+                            continue;
+                        };
+                        // The matching call: the oldest of that harness id without a result.
+                        let call = self
+                            .cache
+                            .items
+                            .list
+                            .iter()
+                            .filter(|it| {
+                                it.kind == crate::context::cache_layout::ItemKind::Assistant
+                            })
+                            .find_map(|it| {
+                                let a = &turns[it.turn as usize].messages[it.msg as usize];
+                                a.tool_calls
+                                    .iter()
+                                    .flatten()
+                                    .position(|c| c.toolcall_id.as_deref() == Some(id.as_str()))
+                                    .map(|k| it.call + k as u32)
+                            });
+                        let Some(call) = call else { continue };
+                        let Some(doc) = self.objects.get(&id).map(|c| c.doc.clone()) else {
+                            continue;
+                        };
+                        let content = doc
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        let is_error = doc.get("status").and_then(Value::as_str) == Some("fail");
+                        let args = doc.get("args").cloned().unwrap_or(Value::Null);
+                        self.cache.bind_result(
+                            call,
+                            &id,
+                            utf16_len(content),
+                            is_error,
+                            &args,
+                            Vec::new(),
+                            None,
+                            None,
+                        );
+                        self.cache.items.push_result(t, m, call);
+                    }
+                    r if e.raw.is_some() && PASSTHROUGH_ROLES.contains(&r) => {
+                        self.cache.items.push_passthrough(t, m)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let files: Vec<String> = self.session_index.iter().cloned().collect();
+        for id in files {
+            self.cache_file_entered(&id);
+        }
+        self.cache.state.files_listed = self.cache.state.files.len() as u32;
+    }
+
+    /// Fetches the versions activations showed (resume; not the fast path).
+    pub(super) async fn cache_restore_frozen(&mut self) -> Result<()> {
+        let wanted: Vec<(String, String)> = self
+            .cache
+            .state
+            .calls
+            .iter()
+            .flat_map(|c| &c.shows)
+            .filter(|s| !s.note)
+            .map(|s| (s.id.clone(), s.object_hash.clone()))
+            .collect();
+        for key in wanted {
+            if self.cache.frozen.contains_key(&key) {
+                continue;
+            }
+            if let Some(doc) = version_by_hash(&*self.store, &key.0, &key.1, None).await? {
+                self.cache.frozen.insert(key, doc);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The version of `id` whose `object_hash` is `hash`: as of `tx` if given
+/// and matching, else from its history.
+async fn version_by_hash(
+    store: &dyn Store,
+    id: &str,
+    hash: &str,
+    tx: Option<i64>,
+) -> Result<Option<Document>> {
+    let ok = |d: &Document| d.get("object_hash").and_then(Value::as_str) == Some(hash);
+    if let Some(tx) = tx {
+        if let Some(d) = store.get_as_of(id, AsOf::TxId(tx)).await? {
+            if ok(&d) {
+                return Ok(Some(d));
+            }
+        }
+    }
+    Ok(store
+        .history(id)
+        .await?
+        .into_iter()
+        .rev()
+        .filter_map(|v| v.doc)
+        .find(|d| ok(d)))
+}
+
+/// Rebuilds a cache-layout call from the chat document as of its basis
+/// transaction and the shown versions (see [`ReconstructPlan`]).
+pub(super) async fn reconstruct(
+    plan: &ReconstructPlan,
+    store: &dyn Store,
+    chat_doc: &Document,
+    system_prompt: Option<&str>,
+    versions: &HashMap<String, (i64, String)>,
+) -> Result<Vec<Value>> {
+    let record = &plan.records[plan.call_index];
+    let epochs = record.epochs.ok_or_else(|| {
+        Error::Internal(format!(
+            "model call {} was not assembled in the cache layout",
+            record.call_index
+        ))
+    })?;
+    let turns: Vec<Turn> = serde_json::from_value(
+        chat_doc
+            .get("turns")
+            .cloned()
+            .unwrap_or(Value::Array(vec![])),
+    )
+    .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
+    let mut aliases: Aliases =
+        serde_json::from_value(chat_doc.get("aliases").cloned().unwrap_or(Value::Null))
+            .map_err(|e| Error::StoreProtocol(format!("chat aliases: {e}")))?;
+    aliases.reindex();
+    let state: CacheState =
+        serde_json::from_value(chat_doc.get("layout").cloned().unwrap_or(Value::Null))
+            .map_err(|e| Error::StoreProtocol(format!("chat layout state: {e}")))?;
+    let items = Items::from_turns(&turns, &aliases);
+    let limit = record.chat_messages;
+    if items.len() < limit || (epochs as usize) > state.epochs.len() {
+        return Err(Error::Internal(format!(
+            "chat at the basis of call {} has {} items and {} epochs, the call showed {limit} and {epochs}",
+            record.call_index,
+            items.len(),
+            state.epochs.len()
+        )));
+    }
+    // Toolcall objects are written once: fetch the calls' documents.
+    let ids: Vec<String> = aliases.t.iter().flatten().cloned().collect();
+    let mut docs: HashMap<String, Document> = HashMap::new();
+    for chunk in ids.chunks(1000) {
+        for d in store.get_many(chunk).await? {
+            if let Some(id) = d.get("xt/id").and_then(Value::as_str) {
+                docs.insert(id.to_string(), d);
+            }
+        }
+    }
+    for (id, d) in &docs {
+        if let Some((_, h)) = versions.get(id) {
+            if d.get("object_hash").and_then(Value::as_str) != Some(h) {
+                return Err(Error::Internal(format!(
+                    "static reference {id}: stored object_hash differs"
+                )));
+            }
+        }
+    }
+    let mut frozen = Frozen::new();
+    for s in state
+        .calls
+        .iter()
+        .flat_map(|c| &c.shows)
+        .filter(|s| !s.note)
+    {
+        let key = (s.id.clone(), s.object_hash.clone());
+        if frozen.contains_key(&key) {
+            continue;
+        }
+        let tx = versions.get(&s.id).map(|(tx, _)| *tx);
+        let doc = version_by_hash(store, &s.id, &s.object_hash, tx)
+            .await?
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "static reference {}: no version {}",
+                    s.id, s.object_hash
+                ))
+            })?;
+        frozen.insert(key, doc);
+    }
+    let resolver = plan.resolver.clone();
+    let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+    let env = Env {
+        turns: &turns,
+        items: &items,
+        aliases: &aliases,
+        state: &state,
+        policy: &plan.cache,
+        doc: &docs,
+        frozen: &frozen,
+        display: &display,
+        epochs,
+        limit,
+    };
+    let start = env.view_start();
+    let fold_user = env.fold().and_then(|f| f.user).map(|u| u as usize);
+    let mut rendered: HashMap<usize, String> = HashMap::new();
+    for i in (start..limit).chain(fold_user) {
+        rendered.insert(i, env.render_item(i));
+    }
+    let system = plan
+        .render
+        .emit_system_message
+        .then_some(system_prompt)
+        .flatten();
+    let json = env.assemble(&|i| rendered.get(&i).map_or("null", String::as_str), system);
+    serde_json::from_str(&json).map_err(|e| Error::Internal(format!("assembly JSON: {e}")))
+}

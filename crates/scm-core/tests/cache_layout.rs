@@ -1,0 +1,937 @@
+//! `Layout::Cache` (docs/notes/layout-experiments.md §6): the prototype's
+//! invariants on synthetic sessions and on the first calls of the real
+//! workload. Real embedded store (and XTDB when configured), real files.
+
+mod session_support;
+
+use std::collections::{HashMap, HashSet};
+
+use scm_core::session::{CachePolicy, Layout, Session, SessionOptions};
+use serde_json::{json, Value};
+use session_support::*;
+
+// ------------------------------------------------------------- helpers
+
+fn opts(prefix: &str, cache: CachePolicy) -> SessionOptions {
+    let mut o = SessionOptions::new(unique_id(prefix));
+    o.layout = Layout::Cache;
+    o.cache = cache;
+    o
+}
+
+/// Small thresholds so a few calls make an epoch: high 300 units, low 100.
+fn small() -> CachePolicy {
+    CachePolicy {
+        high: 300,
+        low: 100,
+        fold: 0,
+        ..Default::default()
+    }
+}
+
+/// `lines` lines, each carrying `tag` (a marker that must never appear twice).
+fn body(tag: &str, lines: usize) -> String {
+    (0..lines)
+        .map(|i| format!("{tag} line {i:03} of the output, padded to a realistic width"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Text of a message's content (string or text parts).
+fn text(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// `[t12 · 340 lines]` → ("t12", 340)
+fn parse_ref(s: &str) -> Option<(String, usize)> {
+    let inner = s.strip_prefix('[')?.strip_suffix(" lines]")?;
+    let (alias, n) = inner.split_once(" · ")?;
+    Some((alias.to_string(), n.parse().ok()?))
+}
+
+fn lines(s: &str) -> usize {
+    if s.is_empty() {
+        0
+    } else {
+        s.matches('\n').count() + 1
+    }
+}
+
+/// Every tool result follows its call, every call gets a result before the
+/// next assistant/user message (aborted/errored assistants excepted).
+fn assert_pairing(out: &[Value], at: &str) {
+    let mut open: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for m in out {
+        match m["role"].as_str().unwrap_or_default() {
+            "assistant" => {
+                assert!(open.is_empty(), "{at}: calls without results: {open:?}");
+                let dropped = matches!(m["stopReason"].as_str(), Some("aborted" | "error"));
+                for p in m["content"].as_array().into_iter().flatten() {
+                    if p["type"] == "toolCall" {
+                        let id = p["id"].as_str().unwrap().to_string();
+                        seen.insert(id.clone());
+                        if !dropped {
+                            open.push(id);
+                        }
+                    }
+                }
+            }
+            "toolResult" => {
+                let id = m["toolCallId"].as_str().unwrap();
+                assert!(seen.contains(id), "{at}: result {id} without its call");
+                if let Some(i) = open.iter().position(|x| x == id) {
+                    open.remove(i);
+                }
+            }
+            _ => assert!(open.is_empty(), "{at}: calls left open before {m}"),
+        }
+    }
+}
+
+/// Every ref in the context resolves by alias to an object holding the
+/// original text: results by content, argument bodies by args.
+async fn assert_refs_resolve(s: &Session, out: &[Value]) -> usize {
+    assert_refs_resolve_once(s, out, &mut HashSet::new()).await
+}
+
+/// The same, skipping refs already verified (`seen`).
+async fn assert_refs_resolve_once(s: &Session, out: &[Value], seen: &mut HashSet<String>) -> usize {
+    let mut n = 0;
+    for m in out {
+        if m["role"] == "toolResult" {
+            if let Some((alias, count)) = parse_ref(&text(m)) {
+                n += 1;
+                if !seen.insert(format!("{alias}:{count}")) {
+                    continue;
+                }
+                let id = s
+                    .resolve_alias_id(&alias)
+                    .unwrap_or_else(|| panic!("{alias} does not resolve"));
+                let doc = s.get_object(&id).await.unwrap().expect("stored");
+                let content = doc["content"].as_str().unwrap();
+                if doc["tool"] != "activate" && doc["tool"] != "pin" {
+                    assert_eq!(lines(content), count, "{alias}: line count");
+                }
+            }
+        }
+        if m["role"] == "assistant" {
+            for p in m["content"].as_array().into_iter().flatten() {
+                if p["type"] != "toolCall" {
+                    continue;
+                }
+                for (k, v) in p["arguments"].as_object().into_iter().flatten() {
+                    let Some(s_) = v.as_str() else { continue };
+                    let r = s_.rsplit_once(" … ").map_or(s_, |(_, r)| r);
+                    let Some((alias, count)) = parse_ref(r) else {
+                        continue;
+                    };
+                    n += 1;
+                    if !seen.insert(format!("{alias}.{k}:{count}")) {
+                        continue;
+                    }
+                    let id = s
+                        .resolve_alias_id(&alias)
+                        .unwrap_or_else(|| panic!("{alias} does not resolve"));
+                    let doc = s.get_object(&id).await.unwrap().expect("stored");
+                    let original = doc["args"][k].as_str().unwrap();
+                    assert_eq!(lines(original), count, "{alias}.{k}: line count");
+                }
+            }
+        }
+    }
+    n
+}
+
+fn ser(out: &[Value]) -> Vec<String> {
+    out.iter().map(|m| m.to_string()).collect()
+}
+
+/// Call n+1 starts with call n's messages, byte for byte.
+fn assert_prefix(prev: &[String], now: &[String], at: &str) {
+    assert!(
+        now.len() >= prev.len(),
+        "{at}: the context shrank without an epoch"
+    );
+    for (i, (a, b)) in prev.iter().zip(now).enumerate() {
+        assert_eq!(a, b, "{at}: message {i} changed without an epoch");
+    }
+}
+
+fn results_text<'a>(out: &'a [Value], call: &str) -> Vec<&'a Value> {
+    out.iter()
+        .filter(|m| m["role"] == "toolResult" && m["toolCallId"] == call)
+        .collect()
+}
+
+// ------------------------------------------------------- synthetic runs
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn between_epochs_the_context_only_grows_and_every_ref_resolves() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let p = CachePolicy {
+            high: 2_000,
+            low: 500,
+            ..small()
+        };
+        let mut s = ws.open(opts("append", p)).await;
+        let mut t = Transcript::default();
+        let (mut prev, mut prev_epochs) = (Vec::<String>::new(), 0);
+        let (mut append_only, mut refs) = (0, 0);
+        for i in 0..40 {
+            if i % 7 == 0 {
+                t.user(&format!("step {i}"));
+            }
+            let size = [5, 20, 40, 3][i % 4];
+            t.call(
+                &format!("call{i}"),
+                "bash",
+                json!({"command": format!("run {i}")}),
+                &body(&format!("OUT{i}X"), size),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_pairing(&out, &format!("call {i}"));
+            refs += assert_refs_resolve(&s, &out).await;
+            let now = ser(&out);
+            let epochs = s.cache_stats().epochs;
+            if epochs == prev_epochs && i > 0 {
+                assert_prefix(&prev, &now, &format!("call {i}"));
+                append_only += 1;
+            }
+            // Nothing is ever appended after the newest chat message.
+            assert_eq!(out.last().unwrap()["role"], "toolResult", "call {i}");
+            (prev, prev_epochs) = (now, epochs);
+        }
+        let st = s.cache_stats();
+        assert!(st.epochs >= 3, "{st:?}");
+        assert!(append_only >= 25, "append-only calls: {append_only}");
+        assert!(refs > 20, "refs checked: {refs}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_epoch_collapses_all_but_the_newest_that_fit_in_low() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("epoch", small())).await;
+        let mut t = Transcript::default();
+        t.user("go");
+        // 6 results of 20 lines (~1,300 chars ≈ 330 units each): the second call passes high.
+        for i in 0..6 {
+            t.call(
+                &format!("c{i}"),
+                "bash",
+                json!({"command": "x"}),
+                &body(&format!("R{i}Z"), 20),
+            );
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(s.cache_stats().epochs, 1);
+        // low = 100 units: only the newest (alone over budget) stays live.
+        for i in 0..5 {
+            let r = results_text(&out, &format!("t{}", i + 1));
+            assert_eq!(
+                parse_ref(&text(r[0])),
+                Some((format!("t{}", i + 1), 20)),
+                "c{i}"
+            );
+        }
+        assert!(text(results_text(&out, "t6")[0]).contains("R5Z line 019"));
+        // Short results never collapse.
+        t.call("short", "bash", json!({"command": "y"}), "ok");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(text(results_text(&out, "t7")[0]), "ok");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_content_never_collapses_and_unpin_lets_it_go() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("pin", small())).await;
+        let plan = body("PLANDOC", 30);
+        ws.write("plan.md", &plan);
+        let mut t = Transcript::default();
+        t.user("read the plan")
+            .call("r1", "read", json!({"path": "plan.md"}), &plan);
+        // pi's read tool indexes the file through the extension.
+        s.read("plan.md").await.unwrap();
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.pin("plan.md").ok, "pin by path");
+        for i in 0..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "z"}),
+                &body(&format!("B{i}Q"), 20),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(
+                text(results_text(&out, "t1")[0]).contains("PLANDOC line 029"),
+                "pinned read stays live at call {i}"
+            );
+        }
+        assert!(s.cache_stats().epochs >= 2);
+        // Pinning by alias works too; unpin → it collapses at the next epoch.
+        assert!(s.unpin("f1").ok);
+        let before = s.cache_stats().epochs;
+        let mut i = 100;
+        while s.cache_stats().epochs == before {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "z"}),
+                &body(&format!("B{i}Q"), 20),
+            );
+            s.transform_context(&t.messages).await.unwrap();
+            i += 1;
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            parse_ref(&text(results_text(&out, "t1")[0])),
+            Some(("t1".into(), 30))
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identical_reread_is_a_pointer_and_a_changed_one_is_not() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "dedupe",
+                CachePolicy {
+                    high: 100_000,
+                    ..small()
+                },
+            ))
+            .await;
+        let v1 = body("VERSIONONE", 10);
+        let mut t = Transcript::default();
+        t.user("read twice")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1)
+            .call("r2", "read", json!({"path": "a.ts"}), &v1)
+            .call("r3", "read", json!({"path": "a.ts", "offset": 3}), &v1)
+            .call(
+                "e1",
+                "edit",
+                json!({"path": "a.ts", "oldText": "x", "newText": "y"}),
+                "edited",
+            )
+            .call("r4", "read", json!({"path": "a.ts"}), &v1);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            text(results_text(&out, "t2")[0]),
+            "[t2: identical to t1 above]"
+        );
+        assert!(
+            text(results_text(&out, "t3")[0]).contains("VERSIONONE"),
+            "other arguments: not a re-read"
+        );
+        assert!(
+            text(results_text(&out, "t5")[0]).contains("VERSIONONE"),
+            "an edit in between: a new version"
+        );
+        assert_eq!(s.cache_stats().dedupes, 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collapsed_arguments_keep_their_keys_and_resolve() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("args", small())).await;
+        let old = body("OLDBODY", 6);
+        let new = body("NEWBODY", 8);
+        let content = body("WRITTEN", 12);
+        let heredoc = format!("cat > notes.txt <<'EOF'\n{}\nEOF", body("HEREDOC", 8));
+        let mut t = Transcript::default();
+        t.user("change things")
+            .call(
+                "e1",
+                "edit",
+                json!({"path": "a.ts", "oldText": old, "newText": new}),
+                "Successfully replaced text",
+            )
+            .call(
+                "w1",
+                "write",
+                json!({"path": "b.ts", "content": content}),
+                "Wrote b.ts",
+            )
+            .call("h1", "bash", json!({"command": heredoc}), "done")
+            .call("s1", "bash", json!({"command": "ls -la"}), "listing");
+        for i in 0..6 {
+            t.call(
+                &format!("p{i}"),
+                "bash",
+                json!({"command": "p"}),
+                &body(&format!("P{i}K"), 20),
+            );
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert!(s.cache_stats().epochs >= 1);
+        let args: HashMap<String, Value> = out
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .flat_map(|m| m["content"].as_array().unwrap().clone())
+            .filter(|p| p["type"] == "toolCall")
+            .map(|p| {
+                (
+                    p["id"].as_str().unwrap().to_string(),
+                    p["arguments"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            args["t1"],
+            json!({"path": "a.ts", "oldText": "[t1 · 6 lines]", "newText": "[t1 · 8 lines]"})
+        );
+        assert_eq!(
+            args["t2"],
+            json!({"path": "b.ts", "content": "[t2 · 12 lines]"})
+        );
+        assert_eq!(
+            args["t3"]["command"],
+            "cat > notes.txt <<'EOF' … [t3 · 10 lines]"
+        );
+        assert_eq!(args["t4"]["command"], "ls -la", "short commands stay");
+        assert!(assert_refs_resolve(&s, &out).await >= 4);
+        assert_eq!(occurrences(&out, "OLDBODY"), 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_of_older_turns_is_removed_at_epochs_only() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("thinking", small())).await;
+        let mut t = Transcript::default();
+        t.user("think");
+        let with_thinking = |t: &mut Transcript, id: &str, tag: &str| {
+            let mut m = json!({
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": format!("THINK-{tag}"), "thinkingSignature": "sig"},
+                    {"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "q"}}
+                ],
+                "api": "faux", "provider": "faux", "model": "faux-1", "stopReason": "toolUse", "timestamp": 1,
+            });
+            m["timestamp"] = json!(t.messages.len());
+            t.push(m);
+            t.result(id, "bash", &body(&format!("TOUT{tag}"), 20), false);
+        };
+        with_thinking(&mut t, "a", "A");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(s.cache_stats().epochs, 0);
+        assert_eq!(occurrences(&out, "THINK-A"), 1, "kept before any epoch");
+        with_thinking(&mut t, "b", "B");
+        with_thinking(&mut t, "c", "C");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert!(s.cache_stats().epochs >= 1);
+        assert_eq!(
+            occurrences(&out, "THINK-A"),
+            0,
+            "older than the kept region"
+        );
+        assert_eq!(
+            occurrences(&out, "THINK-C"),
+            1,
+            "the newest keeps its thinking"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_delta_lists_new_files_and_discovery_stubs() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("pool", small())).await;
+        ws.write("src/found.rs", "fn found() {}");
+        ws.write("src/read.rs", &body("READRS", 20));
+        s.observe_discovery("find", "src/found.rs", &ws.root.to_string_lossy())
+            .await
+            .unwrap();
+        let mut t = Transcript::default();
+        t.user("look").call(
+            "r1",
+            "read",
+            json!({"path": "src/read.rs"}),
+            &body("READRS", 20),
+        );
+        for i in 0..5 {
+            t.call(
+                &format!("p{i}"),
+                "bash",
+                json!({"command": "p"}),
+                &body(&format!("P{i}K"), 20),
+            );
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert!(s.cache_stats().epochs >= 1);
+        let deltas: Vec<String> = out
+            .iter()
+            .map(text)
+            .filter(|x| x.starts_with("FILES +"))
+            .collect();
+        assert_eq!(deltas.len(), 1, "{deltas:?}");
+        let chars = body("READRS", 20).len();
+        assert_eq!(
+            deltas[0],
+            format!("FILES +2\nf1 src/found.rs ([unread])\nf2 src/read.rs ({chars} chars)")
+        );
+        // The delta stays where it was; the next one lists only newer files.
+        t.call("r2", "read", json!({"path": "src/new.rs"}), "fn new() {}");
+        let later = s.transform_context(&t.messages).await.unwrap();
+        let pos = |o: &[Value]| {
+            o.iter()
+                .position(|m| text(m).starts_with("FILES +2"))
+                .unwrap()
+        };
+        assert_eq!(pos(&out), pos(&later));
+        assert_eq!(
+            s.resolve_alias_id("f1").unwrap(),
+            ws.file_id("src/found.rs")
+        );
+    }
+}
+
+/// A pi compaction as the harness sends it: summary + kept tail + new prompt.
+fn compacted(t: &Transcript, keep_from: usize, summary: &str, prompt: &str) -> Vec<Value> {
+    let mut out = vec![
+        json!({"role": "compactionSummary", "summary": summary, "tokensBefore": 99_000, "timestamp": 5}),
+    ];
+    out.extend_from_slice(&t.messages[keep_from..]);
+    out.push(json!({"role": "user", "content": prompt, "timestamp": 1_800_000_000_000i64}));
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pi_compaction_becomes_a_fold_with_pi_s_summary() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("picompact", small())).await;
+        let mut t = Transcript::default();
+        t.user("first")
+            .call("a", "bash", json!({"command": "a"}), &body("EARLYOUT", 20));
+        t.user("second");
+        let keep = t.messages.len();
+        t.call("b", "bash", json!({"command": "b"}), &body("LATEOUT", 3));
+        s.transform_context(&t.messages).await.unwrap();
+        let msgs = compacted(&t, keep, "PI-SUMMARY of the early work", "third");
+        let out = s.transform_context(&msgs).await.unwrap();
+        let st = s.cache_stats();
+        assert_eq!((st.folds, st.host_folds), (1, 1), "{st:?}");
+        assert!(
+            text(&out[1]).starts_with("[Earlier turns are folded"),
+            "{}",
+            text(&out[1])
+        );
+        assert!(text(&out[1]).contains("PI-SUMMARY of the early work"));
+        assert_eq!(occurrences(&out, "EARLYOUT"), 0, "folded");
+        assert_eq!(occurrences(&out, "first"), 0);
+        assert!(occurrences(&out, "LATEOUT") > 0, "pi's kept tail stays");
+        assert_pairing(&out, "after compaction");
+        // Folded objects stay retrievable by id; the context grows again from here.
+        assert!(s.resolve_alias_id("t1").is_some());
+        let mut more = msgs.clone();
+        more.push(json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop", "timestamp": 1_800_000_000_001i64}));
+        let next = s.transform_context(&more).await.unwrap();
+        assert_prefix(&ser(&out), &ser(&next), "after the fold");
+        // With honour off, the engine keeps its own chat.
+        let mut o = opts("picompact-off", small());
+        o.cache.honour_host_compaction = false;
+        let mut s2 = ws.open(o).await;
+        s2.transform_context(&t.messages).await.unwrap();
+        let out2 = s2.transform_context(&msgs).await.unwrap();
+        assert_eq!(s2.cache_stats().folds, 0);
+        assert_eq!(occurrences(&out2, "PI-SUMMARY"), 0);
+        assert_eq!(occurrences(&out2, "first"), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_folds_when_the_skeleton_passes_fold() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "fold",
+                CachePolicy {
+                    fold: 400,
+                    ..small()
+                },
+            ))
+            .await;
+        let mut t = Transcript::default();
+        let mut folded_at = None;
+        for turn in 0..12 {
+            t.user(&format!(
+                "PROMPT{turn} please continue with the next part of the task"
+            ));
+            for k in 0..3 {
+                let id = format!("c{turn}_{k}");
+                t.call(
+                    &id,
+                    "bash",
+                    json!({"command": format!("step {turn} {k}")}),
+                    &body(&format!("O{turn}_{k}W"), 12),
+                );
+            }
+            t.assistant(
+                &format!(
+                    "DONE{turn}: finished part {turn}, {}",
+                    "with a long explanation of what changed ".repeat(8)
+                ),
+                &[],
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_pairing(&out, &format!("turn {turn}"));
+            assert_refs_resolve(&s, &out).await;
+            if folded_at.is_none() && s.cache_stats().folds > 0 {
+                folded_at = Some(turn);
+                let summary = text(&out[1]);
+                assert!(
+                    summary.starts_with("[Earlier turns are folded"),
+                    "{summary}"
+                );
+                assert!(
+                    summary.contains("PROMPT0"),
+                    "the extractive summary quotes folded prompts: {summary}"
+                );
+                assert_eq!(
+                    occurrences(&out, "O0_0W"),
+                    0,
+                    "folded output is gone from the context"
+                );
+                assert!(s.resolve_alias_id("t1").is_some(), "and still resolves");
+            }
+        }
+        assert!(folded_at.is_some(), "{:?}", s.cache_stats());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activate_renders_the_object_inline_and_deactivate_waits_for_an_epoch() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("activate", small())).await;
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("a", "bash", json!({"command": "a"}), &body("FIRSTOUT", 20));
+        for i in 0..4 {
+            t.call(
+                &format!("p{i}"),
+                "bash",
+                json!({"command": "p"}),
+                &body(&format!("P{i}K"), 20),
+            );
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "FIRSTOUT"), 0, "collapsed");
+        // The model calls activate(t1); pi's tool runs the op and records its message.
+        let op = s.activate("t1");
+        assert!(op.ok, "{op:?}");
+        t.call("act", "activate", json!({"id": "t1"}), &op.message);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let shown = text(results_text(&out, "t6")[0]);
+        assert!(shown.starts_with("t1 bash a\n"), "{shown}");
+        assert_eq!(
+            occurrences(&out, "FIRSTOUT line 019"),
+            1,
+            "the content, once"
+        );
+        // Activating something live shows a note, not a second copy.
+        t.call("act2", "activate", json!({"id": "t6"}), "ok");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(text(results_text(&out, "t7")[0]), "[t6 is shown above]");
+        assert_eq!(occurrences(&out, "FIRSTOUT line 019"), 1);
+        // Deactivate: nothing moves until the next epoch.
+        let prev = ser(&out);
+        assert!(s.deactivate("t6").ok);
+        let epochs = s.cache_stats().epochs;
+        t.call("q", "bash", json!({"command": "q"}), "small");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        if s.cache_stats().epochs == epochs {
+            assert_prefix(&prev, &ser(&out), "after deactivate");
+        }
+        while s.cache_stats().epochs == epochs {
+            let n = t.messages.len();
+            t.call(
+                &format!("f{n}"),
+                "bash",
+                json!({"command": "f"}),
+                &body(&format!("F{n}M"), 20),
+            );
+            s.transform_context(&t.messages).await.unwrap();
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "FIRSTOUT"), 0, "collapsed at the epoch");
+        assert!(s.reconstruct_call(s.model_call_count() - 1).await.is_ok());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_text_appears_twice() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("twice", small())).await;
+        let f = body("UNIQUEFILE", 15);
+        ws.write("m.ts", &f);
+        let mut t = Transcript::default();
+        t.user("look")
+            .call("r1", "read", json!({"path": "m.ts"}), &f)
+            .call("r2", "read", json!({"path": "m.ts"}), &f);
+        s.transform_context(&t.messages).await.unwrap();
+        s.read("m.ts").await.unwrap();
+        t.call("a1", "activate", json!({"id": "m.ts"}), "ok");
+        for i in 0..5 {
+            t.call(
+                &format!("p{i}"),
+                "bash",
+                json!({"command": "p"}),
+                &body(&format!("P{i}K"), 20),
+            );
+            t.call(&format!("x{i}"), "activate", json!({"id": "f1"}), "ok");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(
+                occurrences(&out, "UNIQUEFILE line 014") <= 1,
+                "call {i}: {}",
+                occurrences(&out, "UNIQUEFILE line 014")
+            );
+            let all = texts(&out);
+            let mut seen = HashSet::new();
+            for x in all.iter().filter(|x| x.len() > 80) {
+                assert!(seen.insert(x), "repeated text block: {x}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_ids_are_rewritten_unless_turned_off() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("toolu_01ABCDEFGHIJ", "bash", json!({"command": "a"}), "out")
+            .call("call_1|fc_2", "bash", json!({"command": "b"}), "out2");
+        let mut s = ws.open(opts("ids", small())).await;
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let ids: Vec<&str> = out
+            .iter()
+            .filter_map(|m| m["toolCallId"].as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            ["t1", "call_1|fc_2"],
+            "Responses-style ids are never rewritten"
+        );
+        assert_eq!(occurrences(&out, "toolu_"), 0);
+        let mut o = opts("ids-off", small());
+        o.cache.rewrite_call_ids = false;
+        let mut s = ws.open(o).await;
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let ids: Vec<&str> = out
+            .iter()
+            .filter_map(|m| m["toolCallId"].as_str())
+            .collect();
+        assert_eq!(ids, ["toolu_01ABCDEFGHIJ", "call_1|fc_2"]);
+        // Either way the agent may name the call by alias or by provider id.
+        assert_eq!(
+            s.resolve_alias_id("t1"),
+            Some(toolcall_id(&s, "toolu_01ABCDEFGHIJ"))
+        );
+        assert!(s.activate("t1").ok && s.activate("toolu_01ABCDEFGHIJ").ok);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aliases_and_layout_state_survive_resume() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts(
+            "resume",
+            CachePolicy {
+                fold: 300,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o.clone()).await;
+        let mut t = Transcript::default();
+        for turn in 0..6 {
+            t.user(&format!("turn {turn}"));
+            for k in 0..3 {
+                t.call(
+                    &format!("c{turn}{k}"),
+                    "bash",
+                    json!({"command": "c"}),
+                    &body(&format!("R{turn}{k}"), 15),
+                );
+            }
+        }
+        let before = s.transform_context(&t.messages).await.unwrap();
+        let st = s.cache_stats();
+        assert!(st.epochs > 0, "{st:?}");
+        s.close().await.unwrap();
+        // A new process: same array, nothing new → the same context, byte for byte.
+        let mut s = ws.open(o.clone()).await;
+        assert_eq!(s.cache_stats(), st);
+        let after = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(ser(&before), ser(&after));
+        assert_eq!(s.resolve_alias_id("t2"), Some(toolcall_id(&s, "c01")));
+        assert!(s.activate("t2").ok);
+        t.call("late", "bash", json!({"command": "late"}), "late out");
+        let next = s.transform_context(&t.messages).await.unwrap();
+        assert!(
+            next.iter().any(|m| m["toolCallId"] == "t19"),
+            "numbering continues"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_past_call_is_reconstructed_exactly() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts(
+            "recon",
+            CachePolicy {
+                fold: 300,
+                ..small()
+            },
+        );
+        o.system_prompt = Some("You are careful.".into());
+        let mut s = ws.open(o).await;
+        ws.write("doc.md", &body("DOCV1", 10));
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        for turn in 0..6 {
+            t.user(&format!("turn {turn}"));
+            for k in 0..2 {
+                t.call(
+                    &format!("c{turn}{k}"),
+                    "bash",
+                    json!({"command": "c"}),
+                    &body(&format!("R{turn}{k}"), 15),
+                );
+                outs.push(s.transform_context(&t.messages).await.unwrap());
+            }
+            if turn == 2 {
+                s.read("doc.md").await.unwrap();
+                t.call("act", "activate", json!({"id": "doc.md"}), "ok");
+                outs.push(s.transform_context(&t.messages).await.unwrap());
+                // The file changes later: the activation still shows what it showed.
+                ws.write("doc.md", &body("DOCV2", 10));
+                s.read("doc.md").await.unwrap();
+            }
+        }
+        let st = s.cache_stats();
+        assert!(st.epochs > 1 && st.folds > 0, "{st:?}");
+        for (i, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(i).await.unwrap(), out, "call {i}");
+        }
+        assert!(outs.iter().any(|o| occurrences(o, "DOCV1 line 009") == 1));
+    }
+}
+
+// ----------------------------------------------------- the real workload
+
+/// pi's per-call contexts of a v1 session file (what the replay harness
+/// builds, bench/replay/lib/session.mjs): before every assistant message,
+/// [compaction summary, entries from the kept one up to it, entries after]
+/// or every message so far.
+fn workload_calls(text: &str, max: usize) -> Vec<Vec<Value>> {
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut calls = Vec::new();
+    let mut compaction: Option<(usize, usize)> = None; // (its line, first kept line)
+    for (i, e) in lines.iter().enumerate() {
+        if e["type"] == "compaction" {
+            let kept = e["firstKeptEntryIndex"].as_u64().unwrap_or(i as u64) as usize;
+            compaction = Some((i, kept));
+        }
+        if e["type"] == "message" && e["message"]["role"] == "assistant" {
+            let msg = |l: &Value| (l["type"] == "message").then(|| l["message"].clone());
+            let ctx: Vec<Value> = match compaction {
+                Some((c, kept)) => {
+                    let ce = &lines[c];
+                    let mut v = vec![
+                        json!({"role": "compactionSummary", "summary": ce["summary"], "tokensBefore": ce["tokensBefore"], "timestamp": 0}),
+                    ];
+                    v.extend(lines[kept..c].iter().filter_map(msg));
+                    v.extend(lines[c + 1..i].iter().filter_map(msg));
+                    v
+                }
+                None => lines[..i].iter().filter_map(msg).collect(),
+            };
+            calls.push(ctx);
+            if calls.len() == max {
+                break;
+            }
+        }
+    }
+    calls
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_150_calls_of_the_real_workload_keep_the_invariants() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/workloads/pi-session-refactor.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} is not available", path.display());
+        return;
+    };
+    let calls = workload_calls(&text, 150);
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("workload", CachePolicy::default())).await;
+        let (mut prev, mut marks) = (Vec::<String>::new(), (0, 0));
+        let (mut append_only, mut refs) = (0, 0);
+        let mut sync = Vec::new();
+        let mut verified = HashSet::new();
+        for (i, msgs) in calls.iter().enumerate() {
+            let a = std::time::Instant::now();
+            let json = s.ingest_and_assemble_json(msgs).unwrap();
+            sync.push(a.elapsed());
+            s.flush().await.unwrap();
+            let out: Vec<Value> = serde_json::from_str(&json).unwrap();
+            assert_pairing(&out, &format!("call {i}"));
+            refs += assert_refs_resolve_once(&s, &out, &mut verified).await;
+            let st = s.cache_stats();
+            let now = ser(&out);
+            if (st.epochs, st.folds) == marks && i > 0 {
+                assert_prefix(&prev, &now, &format!("call {i}"));
+                append_only += 1;
+            }
+            (prev, marks) = (now, (st.epochs, st.folds));
+        }
+        let st = s.cache_stats();
+        assert!(st.epochs >= 10 && st.folds >= 1, "{st:?}");
+        assert!(append_only >= 120, "append-only calls: {append_only}");
+        assert!(refs >= 200, "refs checked: {refs}");
+        // The last call is rebuilt exactly from the store.
+        let last = s.model_call_count() - 1;
+        assert_eq!(ser(&s.reconstruct_call(last).await.unwrap()), prev);
+        sync.sort();
+        eprintln!(
+            "workload: {} calls, {st:?}; ingest+assemble p50 {:?} p99 {:?} max {:?}",
+            calls.len(),
+            sync[sync.len() / 2],
+            sync[sync.len() * 99 / 100],
+            sync[sync.len() - 1]
+        );
+    }
+}
