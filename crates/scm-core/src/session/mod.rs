@@ -43,6 +43,7 @@ pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
 pub mod discovery;
+mod fork;
 mod ingest;
 mod ops;
 pub mod policy;

@@ -1,0 +1,409 @@
+//! Forks: a new session seeded from the parent's state at the fork point
+//! (`Session::open_fork`). The child is opened as a new process would open
+//! it, on the same store as the parent.
+
+mod session_support;
+
+use scm_core::session::{Layout, Session, SessionOptions};
+use serde_json::{json, Value};
+use session_support::*;
+
+async fn fork(
+    ws: &Workspace,
+    options: SessionOptions,
+    parent: &str,
+    messages: &[Value],
+) -> Session {
+    Session::open_fork(
+        ws.store.clone(),
+        ws.indexer.clone(),
+        options,
+        parent,
+        messages,
+    )
+    .await
+    .unwrap()
+}
+
+/// Ids of toolcall objects in the session's index that belong to `session`.
+fn own_toolcalls(s: &Session) -> Vec<String> {
+    let prefix = format!("toolcall:{}:", s.session_id());
+    s.snapshot()
+        .session_index
+        .into_iter()
+        .filter(|id| id.starts_with(&prefix))
+        .collect()
+}
+
+/// Parent: reads a.txt and b.txt (call 0), deactivates b.txt (call 1),
+/// answers, then goes on past the fork point (call 2: a bash call, b.txt
+/// active again). Returns the transcript at the fork point (after the
+/// answer) and the parent's snapshot as of call 1.
+async fn parent_session(
+    ws: &Workspace,
+    parent: &mut Session,
+) -> (Vec<Value>, scm_core::session::SessionSnapshot, usize) {
+    let mut t = Transcript::default();
+    ws.write("a.txt", "ALPHA-TEXT");
+    ws.write("b.txt", "BRAVO-TEXT");
+    t.user("first");
+    parent.read("a.txt").await.unwrap();
+    parent.read("b.txt").await.unwrap();
+    t.assistant(
+        "",
+        &[
+            ("r1", "read", json!({"path": "a.txt"})),
+            ("r2", "read", json!({"path": "b.txt"})),
+        ],
+    )
+    .result("r1", "read", "ALPHA-TEXT", false)
+    .result("r2", "read", "BRAVO-TEXT", false);
+    parent.transform_context(&t.messages).await.unwrap();
+    assert!(parent.deactivate("b.txt").ok);
+    t.call("d1", "deactivate", json!({"id": "b.txt"}), "deactivated");
+    parent.transform_context(&t.messages).await.unwrap();
+    let at_fork = (parent.snapshot(), parent.turn_count());
+    t.assistant("done", &[]);
+    let fork_messages = t.messages.clone();
+
+    // The parent goes on after the fork point.
+    t.user("second")
+        .call("c9", "bash", json!({"command": "echo 9"}), "OUT-9");
+    assert!(parent.activate("b.txt").ok);
+    parent.transform_context(&t.messages).await.unwrap();
+    (fork_messages, at_fork.0, at_fork.1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_starts_from_the_parents_state_at_the_fork_point() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut parent = ws.session("fork-parent").await;
+        let (messages, at_fork, turns) = parent_session(&ws, &mut parent).await;
+        let a = ws.file_id("a.txt");
+        let b = ws.file_id("b.txt");
+        let child_id = unique_id("fork-child");
+
+        let mut child = fork(
+            &ws,
+            SessionOptions::new(&child_id),
+            parent.session_id(),
+            &messages,
+        )
+        .await;
+        // The parent's sets as of call 1, not its current ones.
+        assert_eq!(child.snapshot(), at_fork);
+        assert!(!at_fork.active_set.contains(&b), "b.txt was deactivated");
+        assert!(parent.snapshot().active_set.contains(&b));
+        assert_eq!(child.turn_count(), turns);
+        assert_eq!(
+            child.model_call_count(),
+            0,
+            "the parent's calls are the parent's"
+        );
+
+        // The child's first call: the copied transcript plus a new prompt.
+        let mut t = Transcript::default();
+        t.messages = messages.clone();
+        t.user("in the fork");
+        let txs = ws.store.submitted_tx_count();
+        let out = child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            ws.store.submitted_tx_count() - txs,
+            1,
+            "one write: the call"
+        );
+        assert_eq!(
+            own_toolcalls(&child),
+            Vec::<String>::new(),
+            "nothing re-ingested"
+        );
+        assert_eq!(active_ids(&out), vec![a.clone()]);
+        assert_eq!(occurrences(&out, "ALPHA-TEXT"), 1);
+        assert_eq!(
+            occurrences(&out, "BRAVO-TEXT"),
+            0,
+            "deactivated b.txt came back"
+        );
+        assert_eq!(
+            occurrences(&out, "OUT-9"),
+            0,
+            "the parent's later call leaked"
+        );
+        assert!(child
+            .snapshot()
+            .session_index
+            .contains(&toolcall_id(&parent, "r1")));
+        let users: Vec<&Value> = out
+            .iter()
+            .filter(|m| {
+                m["role"] == "user"
+                    && !m["content"].as_str().is_some_and(|s| {
+                        s.starts_with("METADATA_POOL") || s.starts_with("ACTIVE_CONTENT")
+                    })
+            })
+            .collect();
+        assert_eq!(users.len(), 2);
+        for call in ["r1", "r2", "d1"] {
+            assert_eq!(
+                ws.store
+                    .history(&toolcall_id(&parent, call))
+                    .await
+                    .unwrap()
+                    .len(),
+                1,
+                "{call}: shared, written once"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parent_and_child_diverge_independently() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut parent = ws.session("fork-parent").await;
+        let (messages, _, _) = parent_session(&ws, &mut parent).await;
+        let parent_before = parent.snapshot();
+        let mut child = fork(
+            &ws,
+            SessionOptions::new(unique_id("fork-child")),
+            parent.session_id(),
+            &messages,
+        )
+        .await;
+        let mut t = Transcript::default();
+        t.messages = messages;
+        ws.write("c.txt", "CHARLIE-TEXT");
+        t.user("in the fork");
+        child.read("c.txt").await.unwrap();
+        t.call("c1", "read", json!({"path": "c.txt"}), "CHARLIE-TEXT")
+            .call("x1", "bash", json!({"command": "echo child"}), "CHILD-OUT");
+        let out = child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "CHILD-OUT"), 1);
+        assert_eq!(
+            own_toolcalls(&child),
+            vec![toolcall_id(&child, "c1"), toolcall_id(&child, "x1")]
+        );
+        // The parent is untouched, in memory and in the store.
+        assert_eq!(parent.snapshot(), parent_before);
+        let stored = ws
+            .store
+            .get(&format!("session:{}", parent.session_id()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            stored["session_index"],
+            json!(parent_before.session_index),
+            "the child wrote into the parent's session"
+        );
+        // And the child never sees what the parent did after the fork point.
+        assert!(!child
+            .snapshot()
+            .session_index
+            .contains(&toolcall_id(&parent, "c9")));
+        // A resumed parent is the parent.
+        parent.close().await.unwrap();
+        let resumed = ws.open(SessionOptions::new(parent.session_id())).await;
+        assert_eq!(resumed.snapshot(), parent_before);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_open_resumes_the_child() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut parent = ws.session("fork-parent").await;
+        let (messages, _, _) = parent_session(&ws, &mut parent).await;
+        let child_id = unique_id("fork-child");
+        // pi fires session_start twice on an RPC fork: both opens may race.
+        let (one, two) = tokio::join!(
+            Session::open_fork(
+                ws.store.clone(),
+                ws.indexer.clone(),
+                SessionOptions::new(&child_id),
+                parent.session_id(),
+                &messages
+            ),
+            Session::open_fork(
+                ws.store.clone(),
+                ws.indexer.clone(),
+                SessionOptions::new(&child_id),
+                parent.session_id(),
+                &messages
+            ),
+        );
+        let (one, two) = (one.unwrap(), two.unwrap());
+        assert_eq!(one.snapshot(), two.snapshot());
+        drop(two);
+        let mut child = one;
+        let mut t = Transcript::default();
+        t.messages = messages.clone();
+        t.user("in the fork")
+            .call("x1", "bash", json!({"command": "echo child"}), "CHILD-OUT");
+        child.transform_context(&t.messages).await.unwrap();
+        child.close().await.unwrap();
+        let snap = child.snapshot();
+        let session_id = format!("session:{child_id}");
+        let versions = ws.store.history(&session_id).await.unwrap().len();
+
+        // Opened again as a fork (a later process): resumed, not re-seeded.
+        let again = fork(
+            &ws,
+            SessionOptions::new(&child_id),
+            parent.session_id(),
+            &messages,
+        )
+        .await;
+        assert_eq!(again.snapshot(), snap);
+        assert_eq!(again.model_call_count(), 1);
+        assert_eq!(ws.store.history(&session_id).await.unwrap().len(), versions);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_of_the_whole_session_uses_the_parents_last_call() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let parent_id = unique_id("fork-parent");
+        let mut t = Transcript::default();
+        ws.write("a.txt", "ALPHA-TEXT");
+        let (last_out, snap) = {
+            let mut p = ws
+                .open(SessionOptions {
+                    system_prompt: Some("SYSTEM-PROMPT".into()),
+                    ..SessionOptions::new(&parent_id)
+                })
+                .await;
+            t.user("first");
+            p.read("a.txt").await.unwrap();
+            t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
+            t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+            let out = p.transform_context(&t.messages).await.unwrap();
+            p.close().await.unwrap();
+            (out, p.snapshot())
+        };
+        t.assistant("parent done", &[]);
+        // No system prompt given: the parent's is the child's.
+        let mut child = fork(
+            &ws,
+            SessionOptions::new(unique_id("fork-child")),
+            &parent_id,
+            &t.messages,
+        )
+        .await;
+        assert_eq!(child.snapshot(), snap);
+        assert_eq!(child.system_prompt(), Some("SYSTEM-PROMPT"));
+        t.user("in the fork");
+        let out = child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(own_toolcalls(&child), Vec::<String>::new());
+        // Same pool and active content as the parent's last call; its chat is a prefix.
+        assert_eq!(pool_text(&out), pool_text(&last_out));
+        assert_eq!(active_ids(&out), active_ids(&last_out));
+        assert_eq!(occurrences(&out, "LS-OUT"), 1);
+        assert_eq!(occurrences(&out, "parent done"), 1);
+        // The child's own call is reconstructible from the store.
+        assert_eq!(child.reconstruct_call(0).await.unwrap(), out);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let opts = |id: &str| SessionOptions {
+            layout: Layout::Cache,
+            system_prompt: Some("SYS".into()),
+            ..SessionOptions::new(id)
+        };
+        let parent_id = unique_id("fork-parent");
+        let mut parent = ws.open(opts(&parent_id)).await;
+        ws.write("a.txt", "ALPHA-TEXT");
+        let mut t = Transcript::default();
+        t.user("first");
+        parent.read("a.txt").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
+        parent.transform_context(&t.messages).await.unwrap();
+        t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+        let at_fork = parent.transform_context(&t.messages).await.unwrap();
+        let stats = parent.cache_stats();
+        t.assistant("answer", &[]);
+        let messages = t.messages.clone();
+        t.user("second")
+            .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
+        parent.transform_context(&t.messages).await.unwrap();
+
+        let mut child = fork(&ws, opts(&unique_id("fork-child")), &parent_id, &messages).await;
+        assert_eq!(child.cache_stats(), stats);
+        assert_eq!(
+            child.alias_of(&toolcall_id(&parent, "x1")),
+            parent.alias_of(&toolcall_id(&parent, "x1"))
+        );
+        let mut t = Transcript::default();
+        t.messages = messages;
+        t.user("in the fork");
+        let out = child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(own_toolcalls(&child), Vec::<String>::new());
+        // No epoch in between: the parent's context at the fork point, then the new messages.
+        assert_eq!(out[..at_fork.len()], at_fork[..]);
+        assert_eq!(out.len(), at_fork.len() + 2);
+        assert_eq!(occurrences(&out, "LATER-OUT"), 0);
+        assert_eq!(child.reconstruct_call(0).await.unwrap(), out);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_parent_state_at_the_fork_point_the_child_starts_empty() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut t = Transcript::default();
+        t.user("first")
+            .call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+        // An unknown parent.
+        let mut child = fork(
+            &ws,
+            SessionOptions::new(unique_id("fork-child")),
+            "no-such-parent",
+            &t.messages,
+        )
+        .await;
+        assert_eq!(child.turn_count(), 0);
+        child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(own_toolcalls(&child), vec![toolcall_id(&child, "x1")]);
+
+        // A parent whose first call came after the fork point.
+        let parent_id = unique_id("fork-parent");
+        let mut p = ws.open(SessionOptions::new(&parent_id)).await;
+        let mut later = t.clone();
+        later.user("second");
+        p.transform_context(&later.messages).await.unwrap();
+        let child = fork(
+            &ws,
+            SessionOptions::new(unique_id("fork-child")),
+            &parent_id,
+            &t.messages,
+        )
+        .await;
+        assert_eq!(child.turn_count(), 0);
+        assert_eq!(child.snapshot().session_index, Vec::<String>::new());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_fork_arguments_are_coded_errors() {
+    let store = stores().remove(0);
+    let ws = Workspace::new(store);
+    for (child, parent) in [("c", "c"), ("c", ""), ("", "p"), ("c", "p\u{0}")] {
+        let e = Session::open_fork(
+            ws.store.clone(),
+            ws.indexer.clone(),
+            SessionOptions::new(child),
+            parent,
+            &[],
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "{child:?} {parent:?}: {e}");
+    }
+}
