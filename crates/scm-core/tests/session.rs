@@ -84,7 +84,9 @@ async fn read_shows_the_file_once_and_its_tool_result_as_a_toolcall_ref() {
             !snap.active_set.contains(&tc),
             "the read's toolcall is not shown"
         );
-        assert!(snap.metadata_pool.iter().any(|e| e.id == tc));
+        // Indexed, not listed: the file's pool line is the one shown.
+        assert!(snap.session_index.contains(&tc));
+        assert!(!snap.metadata_pool.iter().any(|e| e.id == tc));
         let doc = s.get_object(&tc).await.unwrap().unwrap();
         assert_eq!(doc["file_refs"], json!([file_id]));
         assert_eq!(doc["args_display"], "src/main.rs");
@@ -583,7 +585,8 @@ async fn toolcall_objects_carry_text_args_status_and_refs() {
             "isError": true, "timestamp": 5}));
         s.transform_context(&t.messages).await.unwrap();
         let doc = s.get_object(&toolcall_id(&s, "c1")).await.unwrap().unwrap();
-        assert_eq!(doc["content"], "line1\n[image]\nline2");
+        assert_eq!(doc["content"], "line1\n[image image/png, 1 bytes]\nline2");
+        assert_eq!(doc["images"][0]["data"], "..");
         assert_eq!(doc["status"], "fail");
         assert_eq!(doc["tool"], "bash");
         assert_eq!(doc["args"], json!({"command": long}));

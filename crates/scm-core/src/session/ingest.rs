@@ -16,7 +16,8 @@ const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
 const MAX_FILE_REFS: usize = 200;
 const ARGS_DISPLAY_CHARS: usize = 120;
 
-/// Text of a tool result: text parts joined with `\n`, images as `[image]`.
+/// Text of a tool result: text parts joined with `\n`, images as a note
+/// (the parts are kept in the toolcall's `images`).
 fn result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
@@ -28,7 +29,7 @@ fn result_text(content: Option<&Value>) -> String {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string(),
-                Some("image") => "[image]".to_string(),
+                Some("image") => crate::context::images::note(p),
                 Some(other) => format!("[{other}]"),
                 None => String::new(),
             })
@@ -321,16 +322,21 @@ impl Session {
             },
         );
         doc.insert("call_id".into(), Value::String(call_id.clone()));
+        let images = crate::context::images::parts(msg.get("content"));
+        if !images.is_empty() {
+            doc.insert("images".into(), Value::Array(images));
+        }
         self.put_object(doc, None, true);
 
         // No double injection: a read/write/edit whose file object is active
-        // shows as a toolcall_ref only; the file is what is shown.
+        // shows as a toolcall_ref only; the file is what is shown (and
+        // listed: the toolcall stays out of the pool).
         let file_shown = FILE_TOOLS.contains(&tool.as_str())
             && !is_error
             && file_refs.iter().any(|f| self.active_set.contains(f));
         let activate = !context_tool && !file_shown;
         // Context-management results carry nothing new: index only.
-        self.enter(&id, !context_tool, activate);
+        self.enter(&id, activate, activate);
         if activate {
             self.record_use(&id);
         }
