@@ -386,6 +386,12 @@ export declare class ContextManager {
   readonly workspaceRoot: string;
   readonly store: Store;
   readonly closed: boolean;
+  /**
+   * The last store write that failed (`code` STORE_UNAVAILABLE, STORE_TIMEOUT, …), or null once a write landed.
+   * Meanwhile the session works from memory: transformContext, read, observeWrite and observeEdit still answer, and
+   * their writes stay queued for the next call or `flush()` (`stats().hasPending`).
+   */
+  readonly lastError: (Error & { code: string }) | null;
 
   /**
    * Harness transcript in (only new messages are consumed; replaced arrays
@@ -396,6 +402,8 @@ export declare class ContextManager {
    * `[system?, METADATA_POOL, …chat with tool results as
    * "toolcall_ref id=… tool=… status=ok|fail"…, ACTIVE_CONTENT id=… blocks]`.
    * Resolves after the session's writes landed (each call is reconstructible).
+   * If the store is unreachable (STORE_UNAVAILABLE, STORE_TIMEOUT) it still
+   * resolves with the context; the writes stay queued and `lastError` is set.
    * INVALID_MESSAGE for a malformed new message (nothing changes).
    */
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;

@@ -44,7 +44,8 @@ export declare class NativeSession {
   get closed(): boolean
   /**
    * Ingest the harness transcript (JSON array) and return the context the
-   * model sees (JSON array). Resolves after the session's writes landed.
+   * model sees (JSON array). Resolves after the session's writes landed,
+   * or, when the store is unreachable, with the writes queued (`writeError`).
    */
   transformContext(messagesJson: string): Promise<string>
   /**
@@ -54,6 +55,11 @@ export declare class NativeSession {
    * array, or a concurrent call moved the cursor): send the whole array.
    */
   transformContextTail(total: number, offset: number, tailJson: string): Promise<string | null>
+  /**
+   * The last failed store write (`{ code, message }`): its documents are
+   * queued for the next flush. null once a write landed.
+   */
+  get writeError(): JsStoreError | null
   /** Harness messages consumed so far (the cursor). */
   get consumed(): number
   /** Cache layout counters as JSON `{epochs, folds, host_folds, collapsed_results, collapsed_args, dedupes, live_units, items}`. */
@@ -179,6 +185,11 @@ export interface JsSessionStats {
   hasPending: boolean
 }
 
+export interface JsStoreError {
+  code: string
+  message: string
+}
+
 export interface JsTxReceipt {
   txId: number
   txTime: string
@@ -224,6 +235,13 @@ export interface NapiCollapsePolicy {
   turnsBack?: number
   collapseFiles?: boolean
   exemptTools?: Array<string>
+}
+
+/** The parent of a fork and the child's transcript at start. */
+export interface NapiForkOf {
+  sessionId: string
+  /** JSON array: the child's messages, a prefix of the parent's transcript. */
+  messagesJson: string
 }
 
 export interface NapiIndexerOptions {
@@ -278,6 +296,8 @@ export interface NapiSessionOptions {
   maxContentBytes?: number
   /** On resume, read discovery stubs whose source exists (default true). */
   resumeUpgradesStubs?: boolean
+  /** Open a new session as a fork of another (ignored when it exists). */
+  forkOf?: NapiForkOf
 }
 
 /**

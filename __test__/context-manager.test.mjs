@@ -333,6 +333,49 @@ describeStores('ContextManager', ({ kind, options }) => {
     });
   });
 
+  describe('forks and outages', () => {
+    test('forkOf: the child starts from the parent\'s state at the fork point; opening it again resumes it', async () => {
+      const { ws, cm: parent, storeOptions } = await setup();
+      write(ws, 'a.ts', 'ALPHA');
+      write(ws, 'b.ts', 'BRAVO');
+      const t = [msg.user('go')];
+      await parent.read('a.ts');
+      await parent.read('b.ts');
+      t.push(msg.assistant([{ id: 'r1', name: 'read', arguments: { path: 'a.ts' } }, { id: 'r2', name: 'read', arguments: { path: 'b.ts' } }]), msg.result('r1', 'read', 'ALPHA'), msg.result('r2', 'read', 'BRAVO'));
+      await parent.transformContext(t);
+      await parent.deactivate('b.ts');
+      t.push(msg.assistant([{ id: 'd1', name: 'deactivate', arguments: { id: 'b.ts' } }]), msg.result('d1', 'deactivate', 'ok'));
+      await parent.transformContext(t);
+      const atFork = parent.snapshot();
+      t.push(msg.assistant([], 'done'));
+      await parent.close();
+
+      const forkOf = { sessionId: parent.sessionId, messages: t };
+      const open = () => ContextManager.open({ sessionId: `${parent.sessionId}-fork`, workspaceRoot: ws, store: storeOptions, layout: 'spec', forkOf });
+      const child = await open();
+      expect(child.snapshot()).toEqual(atFork);
+      const out = await child.transformContext([...t, msg.user('in the fork')]);
+      expect(out.filter((m) => typeof m.content === 'string' && m.content.startsWith('ACTIVE_CONTENT')).map((m) => m.content)).toEqual([`ACTIVE_CONTENT id=${child.resolve('a.ts').objectId}\nALPHA`]);
+      expect(child.snapshot().sessionIndex.filter((id) => id.startsWith(`toolcall:${child.sessionId}:`))).toEqual([]);
+      const snap = child.snapshot();
+      await child.close();
+      const again = await open();
+      expect(again.snapshot()).toEqual(snap);
+      expect(again.stats().modelCallCount).toBe(1);
+      await again.close();
+      await expectCode(ContextManager.open({ sessionId: 'x', store: storeOptions, forkOf: { messages: [] } }), 'INVALID_ARGUMENT');
+      await expectCode(ContextManager.open({ sessionId: 'x', store: storeOptions, forkOf: { sessionId: 'x', messages: [] } }), 'INVALID_ARGUMENT');
+    });
+
+    test('lastError is null while writes land', async () => {
+      const { cm } = await setup();
+      await cm.transformContext([msg.user('q')]);
+      expect(cm.lastError).toBeNull();
+      expect(cm.stats().hasPending).toBe(false);
+      await cm.close();
+    });
+  });
+
   test(`open validates its options (${kind})`, async () => {
     await expectCode(ContextManager.open({}), 'INVALID_ARGUMENT');
     await expectCode(ContextManager.open(), 'INVALID_ARGUMENT');

@@ -19,10 +19,13 @@ const addon = createRequire(import.meta.url)(join(REPO, "index.js"));
 const chat = (c) => convo(c).filter((m) => !/^(METADATA_POOL|ACTIVE_CONTENT id=)/.test(m.role === "user" ? messageText(m) : ""));
 const poolText = (c) => messageText(convo(c).find((m) => m.role === "user" && messageText(m).startsWith("METADATA_POOL")));
 
+/** The fork tests read the spec layout's pool and active blocks. */
+const SPEC = { SCM_LAYOUT: "spec" };
+
 /** Parent run used by the resume and fork tests: reads a.md and b.md, then deactivates b.md. */
-async function parentRun(line, ws) {
+async function parentRun(line, ws, env) {
 	const r = await runScm({
-		line, ...ws,
+		line, ...ws, env,
 		script: [step(call("read", { path: "a.md" }), call("read", { path: "b.md" })), step(call("deactivate", { id: "b.md" })), "parent done"],
 		prompt: "parent",
 	});
@@ -61,18 +64,21 @@ for (const line of PI_LINES) {
 			assertSameState(resumed.captures.at(-1), continued.captures[0], "-c");
 		});
 
-		it("fork (--fork <file>): the child starts from the parent's state", { ...opt, todo: forkTodo() }, async () => {
+		it("fork (--fork <file>): the child starts from the parent's state", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n", "b.md": "BRAVO-TEXT\n" });
-			const parent = await parentRun(line, ws);
-			const child = await runScm({ line, ...again(ws), fork: parent.sessionFile, script: ["child"], prompt: "in the fork" });
+			const parent = await parentRun(line, ws, SPEC);
+			const child = await runScm({ line, ...again(ws), env: SPEC, fork: parent.sessionFile, script: ["child"], prompt: "in the fork" });
 			assert.equal(child.exitCode, 0, failInfo(child));
 			assert.notEqual(child.sessionId, parent.sessionId);
 			assertSameState(parent.captures.at(-1), child.captures[0], "fork");
+			// Nothing of the copied transcript was ingested again: every object is the parent's.
+			const own = (pool(child.captures[0]) ?? []).filter((e) => e.id.startsWith(`toolcall:${child.sessionId}:`));
+			assert.deepEqual(own, [], "the child re-ingested the parent's tool results");
 		});
 
-		it("rpc fork at an earlier message: session_start twice is harmless; the child has the state at the fork point", { ...opt, todo: forkTodo() }, async () => {
+		it("rpc fork at an earlier message: session_start twice is harmless; the child has the state at the fork point", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n", "b.md": "BRAVO-TEXT\n" });
-			const rpc = await startScmRpc({ line, ...ws, script: [step(call("read", { path: "a.md" })), "one", step(call("read", { path: "b.md" })), "two", "after fork"] });
+			const rpc = await startScmRpc({ line, ...ws, env: SPEC, script: [step(call("read", { path: "a.md" })), "one", step(call("read", { path: "b.md" })), "two", "after fork"] });
 			let r;
 			try {
 				await rpc.prompt("first");
@@ -163,7 +169,8 @@ for (const line of PI_LINES) {
 			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && /^Active \(/.test(x.message));
 			assert.ok(report, "no /context report");
 			assert.match(report.message, /Active \(1\):\n  📌 \S+ file a\.md 11 chars\n/);
-			assert.match(report.message, /Pool: 2 objects — 1 files \(0 unread, 0 deleted\), 1 tool outputs/);
+			// The read's toolcall is indexed, not listed: the file's line is the one shown.
+			assert.match(report.message, /Pool: 1 objects — 1 files \(0 unread, 0 deleted\), 0 tool outputs/);
 			assert.match(report.message, /Pinned \(1\): a\.md/);
 			assert.match(report.message, /last model call ~\d+ tokens \(pi alone: ~\d+\)/);
 			const gauges = r.records.filter((x) => x.type === "extension_ui_request" && x.method === "setStatus" && x.statusKey === "scm" && x.statusText);
@@ -188,9 +195,4 @@ async function waitForIndexed(cwd, files, ms = 15000) {
 		if (Date.now() > deadline) throw new Error(`watcher did not index ${JSON.stringify(files)} within ${ms} ms: ${JSON.stringify(docs.map((d) => d?.content))}`);
 		await new Promise((res) => setTimeout(res, 50));
 	}
-}
-
-/** Fork seeding needs engine support (ContextManager.open forkOf); until then these are todo. */
-function forkTodo() {
-	return process.env.SCM_EXPECT_FORK === "1" ? false : "engine: seeding a forked session from its parent (forkOf) is not implemented yet";
 }

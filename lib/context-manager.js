@@ -116,6 +116,15 @@ class ContextManager {
   get closed() {
     return this[NATIVE].closed;
   }
+  /**
+   * The last store write that failed (a coded Error), or null once a write landed. Meanwhile the session works from
+   * memory: transformContext, read, observeWrite and observeEdit still answer, and their writes stay queued for the
+   * next call or `flush()` (`stats().hasPending`).
+   */
+  get lastError() {
+    const e = this[NATIVE].writeError;
+    return e ? codedError(e.code, e.message) : null;
+  }
 
   /**
    * Harness messages in, the messages the model sees out. Layout 'cache' (default): system, a header, the fold

@@ -262,7 +262,8 @@ export default function selfContextManager(pi) {
 		if (parentId && parentId !== sessionId) {
 			let messages = [];
 			try {
-				messages = llmMessages(sm.buildSessionContext().messages);
+				// As the context hook will see them: pi 1.x keeps its system message in the session, not in the hook.
+				messages = llmMessages(sm.buildSessionContext().messages).filter((m) => m.role !== "system");
 			} catch {}
 			options.forkOf = { sessionId: parentId, messages };
 		}
@@ -335,7 +336,13 @@ export default function selfContextManager(pi) {
 			notifyOnce(ctx, `context:${err.code ?? "?"}`, `assembling the context failed (${describe(err)}); this call uses pi's own context`);
 			return;
 		}
-		if (S.degraded) {
+		// The store could not take the write: the context was assembled from memory all the same; the
+		// write stays queued and goes with the next call once the store is back.
+		const queued = cm.lastError;
+		if (queued) {
+			S.degraded = true;
+			notifyOnce(ctx, `flush:${queued.code ?? "?"}`, `store write delayed (${describe(queued)}); the context stays managed from memory and is stored once the store is back`);
+		} else if (S.degraded) {
 			// Tell the user once that the outage is over, and re-arm the failure notices.
 			S.degraded = false;
 			for (const k of [...S.notified]) if (k.startsWith("context:") || k.startsWith("flush:") || k.startsWith("observe:")) S.notified.delete(k);

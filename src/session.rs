@@ -170,6 +170,12 @@ impl From<OpResult> for JsOpResult {
 }
 
 #[napi(object)]
+pub struct JsStoreError {
+    pub code: String,
+    pub message: String,
+}
+
+#[napi(object)]
 pub struct JsSessionStats {
     pub turn_count: u32,
     /// Harness messages consumed so far.
@@ -214,18 +220,27 @@ impl Shared {
             }
             Err(e) => {
                 if let Some(s) = self.lock().as_mut() {
-                    s.restore_pending(pending);
+                    s.restore_failed_write(pending, &e);
                 }
                 Err(e)
             }
         }
     }
 
+    /// `flush`, except that a transient store error leaves the write queued
+    /// (retried by the next flush) and is only reported by `writeError`.
+    async fn flush_tolerant(&self) -> scm_core::Result<()> {
+        match self.flush().await {
+            Err(e) if !e.is_transient() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
         let indexer = self.with(|s| Ok(s.indexer()))?;
         let result = indexer.index_file(&path).await;
-        let out = self.with(|s| Ok(s.apply_file_op(op, result)))?;
-        self.flush().await?;
+        let out = self.with(|s| Ok(s.apply_file_op_or_read(op, &path, result)))?;
+        self.flush_tolerant().await?;
         Ok(out)
     }
 
@@ -373,7 +388,8 @@ impl JsSession {
     }
 
     /// Ingest the harness transcript (JSON array) and return the context the
-    /// model sees (JSON array). Resolves after the session's writes landed.
+    /// model sees (JSON array). Resolves after the session's writes landed,
+    /// or, when the store is unreachable, with the writes queued (`writeError`).
     #[napi]
     pub async fn transform_context(&self, messages_json: String) -> napi::Result<String> {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
@@ -381,7 +397,7 @@ impl JsSession {
             .shared
             .with(|s| s.ingest_and_assemble_json(&messages))
             .js()?;
-        self.shared.flush().await.js()?;
+        self.shared.flush_tolerant().await.js()?;
         Ok(out)
     }
 
@@ -402,9 +418,21 @@ impl JsSession {
             .with(|s| s.ingest_and_assemble_tail_json(total as usize, offset as usize, &tail))
             .js()?;
         if out.is_some() {
-            self.shared.flush().await.js()?;
+            self.shared.flush_tolerant().await.js()?;
         }
         Ok(out)
+    }
+
+    /// The last failed store write (`{ code, message }`): its documents are
+    /// queued for the next flush. null once a write landed.
+    #[napi(getter)]
+    pub fn write_error(&self) -> Option<JsStoreError> {
+        let s = self.shared.lock();
+        let e = s.as_ref()?.write_error()?;
+        Some(JsStoreError {
+            code: e.code().to_string(),
+            message: e.to_string(),
+        })
     }
 
     /// Harness messages consumed so far (the cursor).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     // ---- store ----
     /// The store cannot be reached (connection refused, DNS, file cannot be opened).

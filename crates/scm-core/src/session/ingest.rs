@@ -100,9 +100,11 @@ impl Session {
     }
 
     /// Ingest + assemble + one write. See [`Session::ingest_and_assemble`].
+    /// A transient store failure still returns the context: the write stays
+    /// queued (see [`Session::write_error`]).
     pub async fn transform_context(&mut self, messages: &[Value]) -> Result<Vec<Value>> {
         let out = self.ingest_and_assemble(messages)?;
-        self.flush().await?;
+        self.flush_tolerant().await?;
         Ok(out)
     }
 

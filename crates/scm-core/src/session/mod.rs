@@ -46,6 +46,7 @@ pub mod discovery;
 mod fork;
 mod ingest;
 mod ops;
+mod outage;
 pub mod policy;
 mod reconstruct;
 mod resume;
@@ -288,6 +289,8 @@ pub struct Session {
     pending: Pending,
     watch: Option<WatchState>,
     closed: bool,
+    /// Why writes are queued (see [`Session::write_error`]).
+    write_error: Option<Error>,
 }
 
 impl std::fmt::Debug for Session {
@@ -328,6 +331,7 @@ impl Session {
             pending: Pending::default(),
             watch: None,
             closed: false,
+            write_error: None,
         }
     }
 
@@ -805,7 +809,7 @@ impl Session {
                 Ok(Some(r))
             }
             Err(e) => {
-                self.restore_pending(p);
+                self.restore_failed_write(p, &e);
                 Err(e)
             }
         }

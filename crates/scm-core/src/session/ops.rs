@@ -322,8 +322,8 @@ impl Session {
         self.ensure_open()?;
         let indexer = self.indexer.clone();
         let result = indexer.index_file(path).await;
-        let out = self.apply_file_op(op, result);
-        self.flush().await?;
+        let out = self.apply_file_op_or_read(op, path, result);
+        self.flush_tolerant().await?;
         Ok(out)
     }
 

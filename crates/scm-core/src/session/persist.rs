@@ -244,6 +244,7 @@ impl Session {
 
     /// Records a landed write: the written versions are current as of it.
     pub fn apply_receipt(&mut self, pending: &PendingWrite, receipt: &TxReceipt) {
+        self.write_error = None;
         for (id, hash) in &pending.written {
             let cached = if *id == self.system_prompt_id {
                 self.system_prompt.as_mut()

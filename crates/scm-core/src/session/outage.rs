@@ -1,0 +1,106 @@
+//! Store outages: the session keeps working from memory.
+//!
+//! Everything the model is shown is assembled from the session's memory;
+//! the store only receives it. So when a write fails with a transient error
+//! (`STORE_UNAVAILABLE`, `STORE_TIMEOUT`), `transform_context` and the
+//! file operations still answer: the write stays queued exactly as it was
+//! ([`Session::restore_pending`]) and goes with the next flush — the next
+//! call's, or an explicit one — and [`Session::write_error`] says why it is
+//! pending until a write lands. Any other failure is returned as before.
+//!
+//! Reading a file needs a store lookup (is this version known?). When the
+//! lookup fails transiently the file is read here and its version queued
+//! like the session's own documents; the session's cache decides
+//! "unchanged", so only a file the session did not know yet may land as a
+//! second, identical version of what the store already held.
+
+use super::{FileOp, OpResult, PendingWrite, Session};
+use crate::error::{Error, Result};
+use crate::fs::indexer::{read_payload, IndexAction, IndexResult};
+use crate::model::file_document;
+use crate::store::TxReceipt;
+
+impl Session {
+    /// The error of the last session write that failed: its documents are
+    /// queued and go with the next flush. None once a write landed.
+    pub fn write_error(&self) -> Option<&Error> {
+        self.write_error.as_ref()
+    }
+
+    /// [`Session::restore_pending`] for a write that failed with `error`
+    /// (the split form's counterpart of a failed [`Session::flush`]).
+    pub fn restore_failed_write(&mut self, pending: PendingWrite, error: &Error) {
+        self.restore_pending(pending);
+        self.write_error = Some(error.clone());
+    }
+
+    /// [`Session::flush`], except that a transient store error leaves the
+    /// write queued and is only reported by [`Session::write_error`].
+    pub async fn flush_tolerant(&mut self) -> Result<Option<TxReceipt>> {
+        match self.flush().await {
+            Err(e) if e.is_transient() => {
+                tracing::warn!(session = %self.options.session_id, error = %e, "store write queued");
+                Ok(None)
+            }
+            r => r,
+        }
+    }
+
+    /// [`Session::apply_file_op`]; when indexing failed because the store
+    /// could not be asked, the file at `path` is read here (blocking
+    /// `std::fs`, like activating a stub) and its version queued.
+    pub fn apply_file_op_or_read(
+        &mut self,
+        op: FileOp,
+        path: &str,
+        result: Result<IndexResult>,
+    ) -> OpResult {
+        match result {
+            Err(e) if e.is_transient() => match self.read_offline(path) {
+                Ok(r) => {
+                    let mut out = self.apply_file_op(op, Ok(r));
+                    if out.ok {
+                        out.message
+                            .push_str(" (store unreachable: stored with the next write)");
+                    }
+                    out
+                }
+                Err(read) => OpResult::failure(&read, None),
+            },
+            r => self.apply_file_op(op, r),
+        }
+    }
+
+    fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
+        self.ensure_open()?;
+        let resolved = self.resolver().resolve(path)?;
+        let host = resolved
+            .host_path
+            .clone()
+            .ok_or_else(|| Error::FileUnreadable {
+                path: path.into(),
+                reason: "not reachable from this client (no host path for its filesystem)".into(),
+            })?;
+        let payload = read_payload(&host, self.indexer.options.max_content_bytes)?;
+        let doc = file_document(&resolved.source, payload);
+        let object_id = resolved.source.file_object_id();
+        let known = self.objects.get(&object_id).map(|c| c.object_hash());
+        let action = match known {
+            Some(h) if Some(h) == doc.get("object_hash").and_then(|v| v.as_str()) => {
+                IndexAction::Unchanged
+            }
+            Some(_) => IndexAction::Updated,
+            None => IndexAction::Created,
+        };
+        if action != IndexAction::Unchanged {
+            // Queued: apply_file_op then finds this very version cached.
+            self.put_object(doc.clone(), None, true);
+        }
+        Ok(IndexResult {
+            object_id,
+            action,
+            doc,
+            receipt: None,
+        })
+    }
+}

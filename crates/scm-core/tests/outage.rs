@@ -1,0 +1,242 @@
+//! Store outages: `transform_context` and the file operations keep working
+//! from memory; writes stay queued and land with the next flush.
+//!
+//! The outage is injected by a switch in front of a real store: the session
+//! must open while the store is up and then see it fail mid-session, which a
+//! store client alone cannot be made to do on demand. (The pi end-to-end
+//! suite stops a real XTDB node: e2e/pi-outage.test.mjs.)
+
+mod session_support;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use scm_core::error::{Error, Result};
+use scm_core::session::SessionOptions;
+use scm_core::store::{AsOf, Document, Store, TxOp, TxReceipt, Version};
+use serde_json::json;
+use session_support::*;
+
+const UP: u8 = 0;
+const DOWN: u8 = 1;
+const BROKEN: u8 = 2;
+
+/// A real store behind a switch: up, down (transient errors) or broken.
+struct Switch {
+    inner: Arc<dyn Store>,
+    state: AtomicU8,
+}
+
+impl Switch {
+    fn new(inner: Arc<dyn Store>) -> Arc<Self> {
+        Arc::new(Switch {
+            inner,
+            state: AtomicU8::new(UP),
+        })
+    }
+    fn set(&self, s: u8) {
+        self.state.store(s, Ordering::SeqCst);
+    }
+    fn check(&self) -> Result<()> {
+        match self.state.load(Ordering::SeqCst) {
+            UP => Ok(()),
+            DOWN => Err(Error::StoreUnavailable(
+                "connection refused (switched off)".into(),
+            )),
+            _ => Err(Error::StoreProtocol("garbage (switched to broken)".into())),
+        }
+    }
+}
+
+#[async_trait]
+impl Store for Switch {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    async fn submit(&self, ops: Vec<TxOp>) -> Result<TxReceipt> {
+        self.check()?;
+        self.inner.submit(ops).await
+    }
+    async fn get(&self, id: &str) -> Result<Option<Document>> {
+        self.check()?;
+        self.inner.get(id).await
+    }
+    async fn get_many(&self, ids: &[String]) -> Result<Vec<Document>> {
+        self.check()?;
+        self.inner.get_many(ids).await
+    }
+    async fn get_as_of(&self, id: &str, as_of: AsOf<'_>) -> Result<Option<Document>> {
+        self.check()?;
+        self.inner.get_as_of(id, as_of).await
+    }
+    async fn history(&self, id: &str) -> Result<Vec<Version>> {
+        self.check()?;
+        self.inner.history(id).await
+    }
+    async fn latest_tx_id(&self) -> Result<Option<i64>> {
+        self.check()?;
+        self.inner.latest_tx_id().await
+    }
+    fn submitted_tx_count(&self) -> u64 {
+        self.inner.submitted_tx_count()
+    }
+}
+
+/// A workspace whose session store is `switch` (over each real backend).
+fn workspaces() -> Vec<(Workspace, Arc<Switch>)> {
+    stores()
+        .into_iter()
+        .map(|real| {
+            let switch = Switch::new(real);
+            (Workspace::new(switch.clone()), switch)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_is_assembled_during_an_outage_and_stored_after_it() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage").await;
+        let mut t = Transcript::default();
+        t.user("u")
+            .call("c1", "bash", json!({"command": "one"}), "OUT-1");
+        s.transform_context(&t.messages).await.unwrap();
+
+        switch.set(DOWN);
+        t.call("c2", "bash", json!({"command": "two"}), "OUT-2");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "OUT-2"), 1, "the new result is shown");
+        let c2 = toolcall_id(&s, "c2");
+        assert_eq!(active_ids(&out).last(), Some(&c2));
+        assert_eq!(s.write_error().map(Error::code), Some("STORE_UNAVAILABLE"));
+        assert!(s.has_pending());
+        switch.set(UP);
+        assert!(
+            ws.store.get(&c2).await.unwrap().is_none(),
+            "not written yet"
+        );
+        switch.set(DOWN);
+        // Flushing explicitly reports the error and keeps everything queued.
+        assert_eq!(s.flush().await.unwrap_err().code(), "STORE_UNAVAILABLE");
+
+        switch.set(UP);
+        s.flush().await.unwrap().expect("the queued write");
+        assert!(s.write_error().is_none() && !s.has_pending());
+        assert_eq!(
+            ws.store.get(&c2).await.unwrap().unwrap()["content"],
+            "OUT-2"
+        );
+        let stored = ws
+            .store
+            .get(&format!("session:{}", s.session_id()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored["active_set"], json!(s.snapshot().active_set));
+        // The outage-time call was recorded and rebuilds from the store.
+        assert_eq!(s.reconstruct_call(1).await.unwrap(), out);
+        // A resumed session has it all.
+        s.close().await.unwrap();
+        let resumed = ws.open(SessionOptions::new(s.session_id())).await;
+        assert_eq!(resumed.snapshot(), s.snapshot());
+        assert_eq!(resumed.model_call_count(), 2);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_call_after_an_outage_writes_what_was_queued() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage").await;
+        let mut t = Transcript::default();
+        switch.set(DOWN);
+        t.user("u")
+            .call("c1", "bash", json!({"command": "one"}), "OUT-1");
+        s.transform_context(&t.messages).await.unwrap();
+        t.call("c2", "bash", json!({"command": "two"}), "OUT-2");
+        s.transform_context(&t.messages).await.unwrap();
+        switch.set(UP);
+        let txs = ws.store.submitted_tx_count();
+        t.user("v");
+        s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(ws.store.submitted_tx_count() - txs, 1, "one write for all");
+        assert!(s.write_error().is_none());
+        for c in ["c1", "c2"] {
+            assert!(ws.store.get(&toolcall_id(&s, c)).await.unwrap().is_some());
+        }
+        let chat = ws
+            .store
+            .get(&format!("chat:{}", s.session_id()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(chat["turn_count"], 2);
+        assert_eq!(chat["model_calls"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_and_writes_during_an_outage_read_the_file_and_queue_its_version() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage").await;
+        ws.write("a.txt", "ALPHA-1");
+        ws.write("b.txt", "BRAVO");
+        s.read("b.txt").await.unwrap();
+        let (a, b) = (ws.file_id("a.txt"), ws.file_id("b.txt"));
+
+        switch.set(DOWN);
+        let r = s.read("a.txt").await.unwrap();
+        assert!(r.ok && r.message.contains("created"), "{r:?}");
+        assert!(r.message.contains("store unreachable"), "{r:?}");
+        let r = s.read("b.txt").await.unwrap();
+        assert!(r.ok && r.message.contains("unchanged"), "{r:?}");
+        ws.write("a.txt", "ALPHA-2");
+        let r = s.observe_write("a.txt").await.unwrap();
+        assert!(r.ok && r.message.contains("updated"), "{r:?}");
+        let mut t = Transcript::default();
+        t.user("u");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "ALPHA-2"), 1);
+        assert_eq!(active_ids(&out), vec![b.clone(), a.clone()]);
+        // A file that cannot be read is still an error, store or not.
+        let r = s.read("missing.txt").await.unwrap();
+        assert_eq!(r.code.as_deref(), Some("FILE_NOT_FOUND"));
+
+        switch.set(UP);
+        s.flush().await.unwrap();
+        let versions = ws.store.history(&a).await.unwrap();
+        assert_eq!(versions.len(), 1, "only the last queued version is written");
+        assert_eq!(versions[0].doc.as_ref().unwrap()["content"], "ALPHA-2");
+        assert_eq!(ws.store.history(&b).await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_store_failures_still_fail_and_the_split_form_reports_them_too() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage").await;
+        let mut t = Transcript::default();
+        t.user("u")
+            .call("c1", "bash", json!({"command": "one"}), "OUT-1");
+        switch.set(BROKEN);
+        let e = s.transform_context(&t.messages).await.unwrap_err();
+        assert_eq!(e.code(), "STORE_PROTOCOL");
+        assert_eq!(s.write_error().map(Error::code), Some("STORE_PROTOCOL"));
+
+        // A binding's split path: take, submit (fails), restore with the error.
+        switch.set(DOWN);
+        let mut p = s.take_pending().unwrap();
+        let e = p.submit(&*ws.store).await.unwrap_err();
+        s.restore_failed_write(p, &e);
+        assert_eq!(s.write_error().map(Error::code), Some("STORE_UNAVAILABLE"));
+        switch.set(UP);
+        s.flush().await.unwrap().unwrap();
+        assert!(s.write_error().is_none());
+        assert!(ws
+            .store
+            .get(&toolcall_id(&s, "c1"))
+            .await
+            .unwrap()
+            .is_some());
+    }
+}
