@@ -21,8 +21,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::context::chat::ChatJson;
 use crate::model::{char_count_of, FilesystemSource};
 use crate::store::Document;
 
@@ -33,9 +34,14 @@ pub const ACTIVE_HEADER: &str = "ACTIVE_CONTENT";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
-    /// System, pool, chat, active content (the spec's order).
+    /// System, pool, chat, active content (the spec's order). The drop-in
+    /// contract (METADATA_POOL, toolcall_ref, ACTIVE_CONTENT).
     #[default]
     Spec,
+    /// Content inline where it happened, collapsed in batched epochs, folds
+    /// owned by the engine: see [`crate::context::cache_layout`]. The
+    /// session assembles it; [`assemble_json`] renders the spec layout only.
+    Cache,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,71 +66,129 @@ pub struct ActiveBlock<'a> {
     pub id: &'a str,
     pub content_hash: Option<&'a str>,
     pub body: Cow<'a, str>,
+    /// The JSON-escaped `ACTIVE_CONTENT id=…\n<body>` text if the caller has
+    /// it cached (escaping a large file on every call is avoidable work).
+    pub escaped: Option<&'a str>,
 }
 
 /// Everything assembly reads.
 #[derive(Debug, Clone)]
 pub struct AssemblyInput<'a> {
     pub system_prompt: Option<&'a str>,
-    /// Pool lines joined with `\n` (no trailing newline).
-    pub pool_lines: &'a str,
-    pub chat: &'a [Value],
-    /// Missing tool results to insert before the given chat position.
-    pub missing: &'a [(usize, Value)],
+    /// Pool lines, each JSON-escaped ([`escape`]), in pool order.
+    pub pool_lines: &'a [String],
+    /// Rendered chat messages, serialised.
+    pub chat: &'a ChatJson,
+    /// Missing tool results (serialised) to insert before a chat position.
+    pub missing: &'a [(usize, String)],
     pub active: &'a [ActiveBlock<'a>],
 }
 
-pub fn assemble(layout: Layout, opts: &RenderOptions, input: &AssemblyInput<'_>) -> Vec<Value> {
+/// The inside of a JSON string literal for `s` (no quotes). Escaping is
+/// per character, so escaped pieces concatenate into the escaped whole.
+pub fn escape(s: &str) -> String {
+    let quoted = serde_json::to_string(s).expect("a str always serialises");
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// The escaped text of an active block: `ACTIVE_CONTENT id=<id>\n<body>`.
+pub fn escaped_active_block(id: &str, body: &str) -> String {
+    let mut s = String::with_capacity(ACTIVE_HEADER.len() + id.len() + body.len() + 8);
+    s.push_str(ACTIVE_HEADER);
+    s.push_str(" id=");
+    s.push_str(&escape(id));
+    s.push_str("\\n");
+    s.push_str(&escape(body));
+    s
+}
+
+/// The assembled context as a JSON array of pi-ai messages. The live path:
+/// every part is pre-serialised, so this is mostly copying.
+pub fn assemble_json(layout: Layout, opts: &RenderOptions, input: &AssemblyInput<'_>) -> String {
     match layout {
-        Layout::Spec => assemble_spec(opts, input),
+        // The cache layout needs the session's item state (see Layout::Cache).
+        Layout::Spec | Layout::Cache => assemble_spec(opts, input),
     }
 }
 
-fn assemble_spec(opts: &RenderOptions, input: &AssemblyInput<'_>) -> Vec<Value> {
-    let mut out = Vec::with_capacity(input.chat.len() + input.active.len() + 2);
+/// The assembled context as values (parses [`assemble_json`]: one layout
+/// implementation for both forms).
+pub fn assemble(layout: Layout, opts: &RenderOptions, input: &AssemblyInput<'_>) -> Vec<Value> {
+    serde_json::from_str(&assemble_json(layout, opts, input)).expect("assembly emits valid JSON")
+}
+
+fn user_message(out: &mut String, escaped_content_parts: &[&str]) {
+    out.push_str("{\"role\":\"user\",\"content\":\"");
+    for p in escaped_content_parts {
+        out.push_str(p);
+    }
+    out.push_str("\"}");
+}
+
+fn assemble_spec(opts: &RenderOptions, input: &AssemblyInput<'_>) -> String {
+    let pool_bytes: usize = input.pool_lines.iter().map(|l| l.len() + 2).sum();
+    let active_bytes: usize = input
+        .active
+        .iter()
+        .map(|b| b.escaped.map_or(b.body.len() + 64, str::len) + 40)
+        .sum();
+    let mut out = String::with_capacity(
+        input.chat.bytes + input.chat.len() + pool_bytes + active_bytes + 256,
+    );
+    out.push('[');
     if opts.emit_system_message {
         if let Some(sp) = input.system_prompt {
-            out.push(json!({"role": "system", "content": sp}));
+            out.push_str("{\"role\":\"system\",\"content\":\"");
+            out.push_str(&escape(sp));
+            out.push_str("\"},");
         }
     }
-    let pool = if input.pool_lines.is_empty() {
-        format!("{POOL_HEADER}\n(empty)")
-    } else {
-        let mut s = String::with_capacity(POOL_HEADER.len() + 1 + input.pool_lines.len());
-        s.push_str(POOL_HEADER);
-        s.push('\n');
-        s.push_str(input.pool_lines);
-        s
-    };
-    out.push(json!({"role": "user", "content": pool}));
-    let mut from = 0;
-    for (at, msg) in input.missing {
-        let at = (*at).min(input.chat.len());
-        out.extend_from_slice(&input.chat[from..at]);
-        out.push(msg.clone());
-        from = at;
+    // 2. metadata pool
+    out.push_str("{\"role\":\"user\",\"content\":\"");
+    out.push_str(POOL_HEADER);
+    if input.pool_lines.is_empty() {
+        out.push_str("\\n(empty)");
     }
-    out.extend_from_slice(&input.chat[from..]);
+    for line in input.pool_lines {
+        out.push_str("\\n");
+        out.push_str(line);
+    }
+    out.push_str("\"}");
+    // 3. chat, with missing results in place
+    let mut missing = input.missing.iter().peekable();
+    for (i, m) in input.chat.messages.iter().enumerate() {
+        while let Some((_, v)) = missing.next_if(|(at, _)| *at <= i) {
+            out.push(',');
+            out.push_str(v);
+        }
+        out.push(',');
+        out.push_str(m);
+    }
+    for (_, v) in missing {
+        out.push(',');
+        out.push_str(v);
+    }
+    // 4. active content, each text once
     let mut shown: HashMap<&str, &str> = HashMap::new();
     for block in input.active {
-        let body: Cow<'_, str> = match block.content_hash {
-            Some(h) => match shown.get(h) {
-                Some(first) => Cow::Owned(format!("[same content as id={first}]")),
-                None => {
-                    shown.insert(h, block.id);
-                    Cow::Borrowed(&block.body)
-                }
-            },
-            None => Cow::Borrowed(&block.body),
-        };
-        let mut s = String::with_capacity(ACTIVE_HEADER.len() + block.id.len() + body.len() + 6);
-        s.push_str(ACTIVE_HEADER);
-        s.push_str(" id=");
-        s.push_str(block.id);
-        s.push('\n');
-        s.push_str(&body);
-        out.push(json!({"role": "user", "content": s}));
+        out.push(',');
+        let first = block.content_hash.and_then(|h| match shown.get(h) {
+            Some(first) => Some(*first),
+            None => {
+                shown.insert(h, block.id);
+                None
+            }
+        });
+        match (first, block.escaped) {
+            (Some(first), _) => {
+                let body = format!("[same content as id={first}]");
+                user_message(&mut out, &[&escaped_active_block(block.id, &body)]);
+            }
+            (None, Some(escaped)) => user_message(&mut out, &[escaped]),
+            (None, None) => user_message(&mut out, &[&escaped_active_block(block.id, &block.body)]),
+        }
     }
+    out.push(']');
     out
 }
 

@@ -71,6 +71,10 @@ pub struct MessageEntry {
     /// unknown roles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<bool>,
+    /// The message as sent, for the kinds the cache layout passes through
+    /// (bashExecution, custom, branchSummary) and host compaction summaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Value>,
 }
 
 /// The text that stands in for a tool result in the chat.
@@ -161,28 +165,59 @@ pub fn render_missing_result(call: &ToolCallEntry) -> Value {
     })
 }
 
-/// The rendered chat: messages in order, plus the missing results to insert
-/// (position in `messages` before which they go).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RenderedChat {
-    pub messages: Vec<Value>,
-    pub missing: Vec<(usize, Value)>,
+/// Rendered chat messages, each serialised once (assembly only copies them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatJson {
+    pub messages: Vec<String>,
+    pub is_result: Vec<bool>,
+    /// Total length of `messages`, to size the output once.
+    pub bytes: usize,
 }
 
-/// Renders turns (used by reconstruction; the live session keeps the same
-/// rendering incrementally). `args` yields a resolved call's arguments.
-pub fn render_turns(turns: &[Turn], args: impl Fn(&ToolCallEntry) -> Value) -> RenderedChat {
+impl ChatJson {
+    pub fn push(&mut self, v: &Value) {
+        let s = serde_json::to_string(v).expect("a Value always serialises");
+        self.is_result.push(v["role"] == "toolResult");
+        self.bytes += s.len();
+        self.messages.push(s);
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
+/// The rendered chat plus the missing results to insert (position in
+/// `messages` before which they go, serialised).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderedChat {
+    pub messages: ChatJson,
+    pub missing: Vec<(usize, String)>,
+}
+
+/// Renders turns (used by reconstruction and resume; the live session
+/// appends the same renderings incrementally). `args` yields a resolved
+/// call's arguments. Also returns the assistant messages with unresolved
+/// calls as (rendered index, turn, message index).
+pub fn render_turns(
+    turns: &[Turn],
+    args: impl Fn(&ToolCallEntry) -> Value,
+) -> (RenderedChat, Vec<(usize, usize, usize)>) {
     let mut out = RenderedChat::default();
-    // (position of the assistant message, its unresolved calls)
+    let mut open_at: Vec<(usize, usize, usize)> = Vec::new();
     let mut open: Vec<(usize, Vec<ToolCallEntry>)> = Vec::new();
-    for turn in turns {
+    for (t, turn) in turns.iter().enumerate() {
         if let Some(u) = &turn.user {
-            out.messages.push(render_user(u));
+            out.messages.push(&render_user(u));
         }
-        for m in &turn.messages {
-            match m.role.as_str() {
-                "assistant" if m.skipped.is_none() => {
-                    let unresolved: Vec<ToolCallEntry> = m
+        for (m, e) in turn.messages.iter().enumerate() {
+            match e.role.as_str() {
+                "assistant" if e.skipped.is_none() => {
+                    let unresolved: Vec<ToolCallEntry> = e
                         .tool_calls
                         .iter()
                         .flatten()
@@ -190,13 +225,14 @@ pub fn render_turns(turns: &[Turn], args: impl Fn(&ToolCallEntry) -> Value) -> R
                         .cloned()
                         .collect();
                     if !unresolved.is_empty() {
+                        open_at.push((out.messages.len(), t, m));
                         open.push((out.messages.len(), unresolved));
                     }
-                    out.messages.push(render_assistant(m, &args));
+                    out.messages.push(&render_assistant(e, &args));
                 }
                 "toolResult" => {
-                    if let Some(v) = render_tool_result(m) {
-                        out.messages.push(v);
+                    if let Some(v) = render_tool_result(e) {
+                        out.messages.push(&v);
                     }
                 }
                 _ => {}
@@ -204,22 +240,27 @@ pub fn render_turns(turns: &[Turn], args: impl Fn(&ToolCallEntry) -> Value) -> R
         }
     }
     out.missing = missing_positions(&out.messages, &open);
-    out
+    (out, open_at)
 }
 
 /// Where the missing results of `open` assistant messages go: after the run
 /// of tool results that follows each of them.
 pub fn missing_positions(
-    messages: &[Value],
+    chat: &ChatJson,
     open: &[(usize, Vec<ToolCallEntry>)],
-) -> Vec<(usize, Value)> {
+) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (at, calls) in open {
         let mut p = at + 1;
-        while p < messages.len() && messages[p]["role"] == "toolResult" {
+        while p < chat.len() && chat.is_result[p] {
             p += 1;
         }
-        out.extend(calls.iter().map(|c| (p, render_missing_result(c))));
+        out.extend(calls.iter().map(|c| {
+            (
+                p,
+                serde_json::to_string(&render_missing_result(c)).expect("serialisable"),
+            )
+        }));
     }
     out.sort_by_key(|(p, _)| *p);
     out

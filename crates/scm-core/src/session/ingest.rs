@@ -5,9 +5,9 @@ use serde_json::{Map, Value};
 
 use super::{discovery, Session};
 use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
-use crate::context::ingest::{classify, MessageKind};
+use crate::context::ingest::{classify, MessageKind, Selection};
 use crate::context::static_refs::{ModelCallRecord, VersionRef};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{toolcall_document, ObjectType, ToolcallFields};
 
 /// Tools whose result is a file the session shows as a file object.
@@ -91,6 +91,14 @@ impl Session {
     ///
     /// A malformed new message → `INVALID_MESSAGE` and nothing changes.
     pub fn ingest_and_assemble(&mut self, messages: &[Value]) -> Result<Vec<Value>> {
+        let json = self.ingest_and_assemble_json(messages)?;
+        serde_json::from_str(&json).map_err(|e| Error::Internal(format!("assembly JSON: {e}")))
+    }
+
+    /// Same as [`Session::ingest_and_assemble`], the context as a JSON array
+    /// string: the cheap form (every part is cached pre-serialised; this is
+    /// mostly copying), and what a binding should hand to JavaScript.
+    pub fn ingest_and_assemble_json(&mut self, messages: &[Value]) -> Result<String> {
         self.ensure_open()?;
         self.drain_watch();
         self.ingest(messages)?;
@@ -108,23 +116,61 @@ impl Session {
         Ok(out)
     }
 
+    /// Ingest + assemble (as JSON) + one write.
+    pub async fn transform_context_json(&mut self, messages: &[Value]) -> Result<String> {
+        let out = self.ingest_and_assemble_json(messages)?;
+        self.flush_tolerant().await?;
+        Ok(out)
+    }
+
+    /// [`Session::ingest_and_assemble_json`] given only `messages[offset..total]`
+    /// (`tail`), where `offset` is the cursor − 1: the binding then serialises
+    /// only what is new. None (nothing changed) when the window does not
+    /// continue what was consumed; hand over the whole array then.
+    pub fn ingest_and_assemble_tail_json(
+        &mut self,
+        total: usize,
+        offset: usize,
+        tail: &[Value],
+    ) -> Result<Option<String>> {
+        self.ensure_open()?;
+        let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
+            return Ok(None);
+        };
+        self.drain_watch();
+        self.ingest_selection(sel, tail, offset)?;
+        let out = self.assemble_now();
+        self.record_call();
+        Ok(Some(out))
+    }
+
     fn ingest(&mut self, messages: &[Value]) -> Result<()> {
         let sel = self.cursor.select(messages);
+        self.ingest_selection(sel, messages, 0)
+    }
+
+    /// Ingests a selection; `window` is the array from index `offset` on.
+    fn ingest_selection(&mut self, sel: Selection, window: &[Value], offset: usize) -> Result<()> {
+        let at = |i: usize| &window[i - offset];
         // Validate the whole new slice before touching anything.
         let kinds = sel
             .new
             .iter()
-            .map(|(i, _)| classify(*i, &messages[*i]))
+            .map(|(i, _)| classify(*i, at(*i)))
             .collect::<Result<Vec<_>>>()?;
         for ((i, fp), kind) in sel.new.iter().zip(kinds) {
-            self.ingest_one(&messages[*i], fp.clone(), kind);
+            self.ingest_one(at(*i), fp.clone(), kind);
+            if at(*i)["role"] == "compactionSummary" {
+                self.cache_host_compaction(at(*i), window.get(*i + 1 - offset));
+            }
         }
         let moved = !sel.new.is_empty() || self.cursor.consumed != sel.len;
         self.cursor.commit(&sel);
         if moved {
             self.pending.chat = true;
         }
-        if !sel.new.is_empty() {
+        // The cache layout collapses in epochs, at assembly.
+        if !sel.new.is_empty() && self.options.layout == super::Layout::Spec {
             self.collapse();
         }
         Ok(())
@@ -132,7 +178,7 @@ impl Session {
 
     fn ensure_turn(&mut self) -> usize {
         if self.chat.turns.is_empty() {
-            self.chat.turns.push(Turn {
+            self.chat.push_turn(Turn {
                 index: 0,
                 user: None,
                 messages: Vec::new(),
@@ -143,7 +189,7 @@ impl Session {
 
     fn push_entry(&mut self, entry: MessageEntry) -> (usize, usize) {
         let t = self.ensure_turn();
-        let msgs = &mut self.chat.turns[t].messages;
+        let msgs = &mut self.chat.turn_mut(t).messages;
         msgs.push(entry);
         (t, msgs.len() - 1)
     }
@@ -158,13 +204,14 @@ impl Session {
                     timestamp,
                     fp,
                 };
-                self.chat.rendered.push(chat::render_user(&user));
+                self.chat.rendered.push(&chat::render_user(&user));
                 let index = self.chat.turns.len();
-                self.chat.turns.push(Turn {
+                self.chat.push_turn(Turn {
                     index,
                     user: Some(user),
                     messages: Vec::new(),
                 });
+                self.cache_user(index);
             }
             MessageKind::System => {
                 let prompt = match &msg["content"] {
@@ -181,13 +228,16 @@ impl Session {
                 });
             }
             MessageKind::Skipped => {
-                self.push_entry(MessageEntry {
+                let raw = super::cache::keeps_raw(&role).then(|| msg.clone());
+                let (t, m) = self.push_entry(MessageEntry {
                     role,
                     fp,
                     timestamp,
                     skipped: Some(true),
+                    raw,
                     ..Default::default()
                 });
+                self.cache_skipped(t, m);
             }
             MessageKind::Assistant => self.ingest_assistant(msg, fp, timestamp),
             MessageKind::ToolResult => self.ingest_tool_result(msg, fp, timestamp),
@@ -240,8 +290,9 @@ impl Session {
                 .unwrap_or_else(|| Value::Object(Map::new()))
         });
         let ridx = self.chat.rendered.len();
-        self.chat.rendered.push(rendered);
+        self.chat.rendered.push(&rendered);
         let (t, m) = self.push_entry(entry);
+        self.cache_assistant(t, m);
         if has_calls {
             self.chat.open.push((ridx, t, m));
             let calls = self.chat.turns[t].messages[m].tool_calls.as_ref().unwrap();
@@ -350,7 +401,10 @@ impl Session {
             .or_default()
             .push(id.clone());
         if let Some((t, m, k)) = matched {
-            let calls = self.chat.turns[t].messages[m].tool_calls.as_mut().unwrap();
+            let calls = self.chat.turn_mut(t).messages[m]
+                .tool_calls
+                .as_mut()
+                .unwrap();
             calls[k].toolcall_id = Some(id.clone());
             calls[k].arguments = None;
             if calls.iter().all(|c| c.toolcall_id.is_some()) {
@@ -369,9 +423,11 @@ impl Session {
             ..Default::default()
         };
         if let Some(v) = chat::render_tool_result(&entry) {
-            self.chat.rendered.push(v);
+            self.chat.rendered.push(&v);
         }
-        self.push_entry(entry);
+        let toolcall = entry.toolcall_id.clone().unwrap_or_default();
+        let (t, m) = self.push_entry(entry);
+        self.cache_result(t, m, matched, &toolcall);
     }
 
     /// File objects a tool call touched (resolved ids; discovery results are
@@ -433,6 +489,7 @@ impl Session {
 
     /// Appends the static-reference record of the context just assembled.
     fn record_call(&mut self) {
+        let cache = self.options.layout == super::Layout::Cache;
         let mut versions = Vec::new();
         for id in std::mem::take(&mut self.dirty_versions).iter() {
             let cached = if *id == self.system_prompt_id {
@@ -458,14 +515,20 @@ impl Session {
             .iter()
             .filter_map(|id| self.metadata_pool.position(id))
             .collect();
+        self.calls_json.push(None);
         self.calls.push(ModelCallRecord {
             call_index: self.calls.len(),
             messages_consumed: self.cursor.consumed,
-            chat_messages: self.chat.rendered.len(),
+            chat_messages: if cache {
+                self.cache.items.len()
+            } else {
+                self.chat.rendered.len()
+            },
             pool_len: self.metadata_pool.len(),
             active,
             versions,
             basis_tx: None,
+            epochs: cache.then(|| self.cache_epochs()),
         });
         self.pending.chat = true;
     }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::context::assembly::{self, ActiveBlock, AssemblyInput};
-use crate::context::chat::Turn;
+use crate::context::chat::{ChatJson, Turn};
 use crate::context::ingest::Cursor;
 use crate::context::static_refs::{ModelCallRecord, ShownRef};
 use crate::error::{Error, Result};
@@ -36,23 +36,28 @@ use crate::model::{
     assigned_document, chat_object_id, session_object_id, system_prompt_object_id, type_of,
     FilesystemSource, ObjectType,
 };
-use crate::store::{AsOf, Document, Store, TxOp, TxReceipt, Version, ID_KEY};
+use crate::store::{AsOf, Document, Store, TxReceipt, Version, ID_KEY};
 
 pub use crate::context::assembly::{Layout, RenderOptions};
+pub use crate::context::cache_layout::CacheStats;
+pub use crate::context::epochs::CachePolicy;
 pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
+mod cache;
 pub mod discovery;
 mod fork;
 mod ingest;
 mod ops;
 mod outage;
+mod persist;
 pub mod policy;
 mod reconstruct;
 mod resume;
 pub mod sets;
 
 pub use ops::{DiscoveryPlan, FileOp};
+pub use persist::PendingWrite;
 pub use reconstruct::ReconstructPlan;
 
 /// How a session is opened.
@@ -66,6 +71,8 @@ pub struct SessionOptions {
     pub system_prompt: Option<String>,
     pub policy: CollapsePolicy,
     pub layout: Layout,
+    /// Thresholds of [`Layout::Cache`].
+    pub cache: CachePolicy,
     pub render: RenderOptions,
     /// Track indexed files with a watcher (needs a tokio runtime).
     pub watch: bool,
@@ -82,6 +89,7 @@ impl Default for SessionOptions {
             system_prompt: None,
             policy: CollapsePolicy::default(),
             layout: Layout::default(),
+            cache: CachePolicy::default(),
             render: RenderOptions::default(),
             watch: false,
             resume_upgrades_stubs: true,
@@ -162,37 +170,6 @@ pub struct SessionSnapshot {
     pub pinned_set: Vec<String>,
 }
 
-/// Writes taken out of a session, to submit without holding the session.
-#[derive(Debug)]
-pub struct PendingWrite {
-    ops: Vec<TxOp>,
-    /// (id, object_hash) of every object version in `ops`.
-    written: Vec<(String, String)>,
-    session: bool,
-    chat: bool,
-    system_prompt: bool,
-    /// Model call records covered by this write.
-    records: usize,
-}
-
-impl PendingWrite {
-    /// Submits the queued operations as one transaction (once).
-    pub async fn submit(&mut self, store: &dyn Store) -> Result<TxReceipt> {
-        let ops = std::mem::take(&mut self.ops);
-        let receipt = store.submit(ops).await?;
-        if !receipt.committed {
-            return Err(Error::Internal(
-                "session write aborted although it has no match guard".into(),
-            ));
-        }
-        Ok(receipt)
-    }
-
-    pub fn op_count(&self) -> usize {
-        self.ops.len()
-    }
-}
-
 /// A cached object version; `tx` is the transaction at which it is known to
 /// be current (None: not known yet — the next flush's transaction).
 #[derive(Debug, Clone)]
@@ -223,8 +200,10 @@ impl Cached {
 #[derive(Debug, Default)]
 struct ChatState {
     turns: Vec<Turn>,
-    /// Rendered chat messages (toolcall_refs), append-only.
-    rendered: Vec<Value>,
+    /// Cached serialisation per turn; None after the turn changed.
+    turn_json: Vec<Option<persist::TurnJson>>,
+    /// Rendered chat messages (toolcall_refs), serialised, append-only.
+    rendered: ChatJson,
     /// Assistant messages with unresolved tool calls:
     /// (rendered index, turn, message index).
     open: Vec<(usize, usize, usize)>,
@@ -236,6 +215,19 @@ struct ChatState {
     /// Harness id → toolcall object ids, oldest first.
     by_call_id: HashMap<String, Vec<String>>,
     toolcall_refs: Vec<String>,
+}
+
+impl ChatState {
+    fn push_turn(&mut self, turn: Turn) {
+        self.turns.push(turn);
+        self.turn_json.push(None);
+    }
+
+    /// A turn to change (its cached serialisation is dropped).
+    fn turn_mut(&mut self, t: usize) -> &mut Turn {
+        self.turn_json[t] = None;
+        &mut self.turns[t]
+    }
 }
 
 #[derive(Debug, Default)]
@@ -272,15 +264,16 @@ pub struct Session {
     active_set: OrderedSet,
     pinned_set: OrderedSet,
     objects: HashMap<String, Cached>,
-    /// Rendered pool lines, aligned with `metadata_pool`.
+    /// Rendered pool lines (JSON-escaped), aligned with `metadata_pool`.
     pool_lines: Vec<String>,
-    /// `pool_lines` joined; rebuilt only when a line changes.
-    pool_text: String,
-    pool_text_valid: bool,
+    /// Escaped active blocks by id, with the object hash they render.
+    active_json: HashMap<String, (String, String)>,
     chat: ChatState,
     cursor: Cursor,
     uses: UseWindow,
     calls: Vec<ModelCallRecord>,
+    /// Cached serialisation per record; None after it changed.
+    calls_json: Vec<Option<Arc<Value>>>,
     /// Object hash last written into a model call record, per id.
     recorded: HashMap<String, String>,
     /// Pool objects (and the system prompt) whose shown version changed
@@ -289,6 +282,8 @@ pub struct Session {
     pending: Pending,
     watch: Option<WatchState>,
     closed: bool,
+    /// Aliases (both layouts) and the cache layout's state.
+    cache: crate::context::cache_layout::CacheLayout,
     /// Why writes are queued (see [`Session::write_error`]).
     write_error: Option<Error>,
 }
@@ -320,17 +315,18 @@ impl Session {
             pinned_set: OrderedSet::new(),
             objects: HashMap::new(),
             pool_lines: Vec::new(),
-            pool_text: String::new(),
-            pool_text_valid: true,
+            active_json: HashMap::new(),
             chat: ChatState::default(),
             cursor: Cursor::default(),
             uses: UseWindow::default(),
             calls: Vec::new(),
+            calls_json: Vec::new(),
             recorded: HashMap::new(),
             dirty_versions: OrderedSet::new(),
             pending: Pending::default(),
             watch: None,
             closed: false,
+            cache: Default::default(),
             write_error: None,
         }
     }
@@ -482,11 +478,12 @@ impl Session {
         move |s: &FilesystemSource| r.display_path(s)
     }
 
+    /// The pool line of `id`, JSON-escaped.
     fn render_pool_line(&self, id: &str) -> String {
-        match self.objects.get(id) {
+        assembly::escape(&match self.objects.get(id) {
             Some(c) => assembly::pool_line(&c.doc, &self.display_path_fn()),
             None => format!("- id={id} [missing]"),
-        }
+        })
     }
 
     /// Caches `doc` as the latest version of its object; `write` queues it.
@@ -511,11 +508,7 @@ impl Session {
             self.pending.docs.insert(id.clone());
         }
         if let Some(pos) = self.metadata_pool.position(&id) {
-            let line = self.render_pool_line(&id);
-            if self.pool_lines[pos] != line {
-                self.pool_lines[pos] = line;
-                self.pool_text_valid = false;
-            }
+            self.pool_lines[pos] = self.render_pool_line(&id);
             self.dirty_versions.insert(id);
         }
     }
@@ -525,12 +518,6 @@ impl Session {
             return;
         }
         let line = self.render_pool_line(id);
-        if self.pool_text_valid {
-            if !self.pool_text.is_empty() {
-                self.pool_text.push('\n');
-            }
-            self.pool_text.push_str(&line);
-        }
         self.pool_lines.push(line);
         self.dirty_versions.insert(id);
         self.pending.session = true;
@@ -548,6 +535,7 @@ impl Session {
         if active && self.active_set.insert(id) {
             self.pending.session = true;
         }
+        self.cache_file_entered(id);
     }
 
     fn current_turn(&self) -> usize {
@@ -558,14 +546,6 @@ impl Session {
         let turn = self.current_turn();
         self.uses.record(turn, id, self.options.policy.turns_back);
         self.pending.session = true;
-    }
-
-    fn pool_text(&mut self) -> &str {
-        if !self.pool_text_valid {
-            self.pool_text = self.pool_lines.join("\n");
-            self.pool_text_valid = true;
-        }
-        &self.pool_text
     }
 
     // ---- watcher ----
@@ -673,126 +653,6 @@ impl Session {
         Ok(())
     }
 
-    fn session_doc(&self) -> Document {
-        let mut f = Map::new();
-        let ids = |s: &OrderedSet| Value::from(s.to_vec());
-        f.insert("session_id".into(), self.options.session_id.clone().into());
-        f.insert("chat_ref".into(), self.chat_id.clone().into());
-        f.insert(
-            "system_prompt_ref".into(),
-            self.system_prompt_id.clone().into(),
-        );
-        f.insert("session_index".into(), ids(&self.session_index));
-        f.insert("metadata_pool".into(), ids(&self.metadata_pool));
-        f.insert("active_set".into(), ids(&self.active_set));
-        f.insert("pinned_set".into(), ids(&self.pinned_set));
-        let mut doc = assigned_document(&self.session_doc_id, ObjectType::Session, None, f);
-        // Descriptive (unhashed): the collapse window, so a resumed session
-        // keeps collapsing exactly where it left off.
-        doc.insert(
-            "recent_use".into(),
-            serde_json::to_value(&self.uses).unwrap_or(Value::Null),
-        );
-        doc
-    }
-
-    fn chat_doc(&self) -> Document {
-        let mut f = Map::new();
-        f.insert(
-            "turns".into(),
-            serde_json::to_value(&self.chat.turns).unwrap_or(Value::Null),
-        );
-        f.insert("session_ref".into(), self.session_doc_id.clone().into());
-        f.insert("turn_count".into(), self.chat.turns.len().into());
-        f.insert(
-            "toolcall_refs".into(),
-            Value::from(self.chat.toolcall_refs.clone()),
-        );
-        let mut doc = assigned_document(&self.chat_id, ObjectType::Chat, Some(String::new()), f);
-        // Descriptive (unhashed): the cursor and the static references.
-        doc.insert(
-            "cursor".into(),
-            serde_json::json!({"consumed": self.cursor.consumed, "last_fp": self.cursor.last_fp}),
-        );
-        doc.insert(
-            "model_calls".into(),
-            serde_json::to_value(&self.calls).unwrap_or(Value::Null),
-        );
-        doc
-    }
-
-    /// Takes every queued write as one transaction's worth of operations.
-    pub fn take_pending(&mut self) -> Option<PendingWrite> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        let pending = std::mem::take(&mut self.pending);
-        let mut ops = Vec::new();
-        let mut written = Vec::new();
-        for id in pending.docs.iter() {
-            if let Some(c) = self.objects.get(id) {
-                written.push((id.clone(), c.object_hash().to_string()));
-                ops.push(TxOp::Put(c.doc.clone()));
-            }
-        }
-        if pending.system_prompt {
-            if let Some(c) = &self.system_prompt {
-                written.push((self.system_prompt_id.clone(), c.object_hash().to_string()));
-                ops.push(TxOp::Put(c.doc.clone()));
-            }
-        }
-        if pending.chat {
-            ops.push(TxOp::Put(self.chat_doc()));
-        }
-        if pending.session {
-            ops.push(TxOp::Put(self.session_doc()));
-        }
-        Some(PendingWrite {
-            ops,
-            written,
-            session: pending.session,
-            chat: pending.chat,
-            system_prompt: pending.system_prompt,
-            records: self.calls.len(),
-        })
-    }
-
-    /// Records a landed write: the written versions are current as of it.
-    pub fn apply_receipt(&mut self, pending: &PendingWrite, receipt: &TxReceipt) {
-        for (id, hash) in &pending.written {
-            let cached = if *id == self.system_prompt_id {
-                self.system_prompt.as_mut()
-            } else {
-                self.objects.get_mut(id)
-            };
-            if let Some(c) = cached.filter(|c| c.object_hash() == hash) {
-                c.tx = Some(receipt.tx_id);
-            }
-        }
-        if pending.chat {
-            for r in self.calls[..pending.records].iter_mut().rev() {
-                if r.basis_tx.is_some() {
-                    break;
-                }
-                r.basis_tx = Some(receipt.tx_id);
-            }
-        }
-    }
-
-    /// Re-queues a write that failed, so the next flush retries it.
-    pub fn restore_pending(&mut self, pending: PendingWrite) {
-        for (id, _) in pending.written {
-            if id == self.system_prompt_id {
-                self.pending.system_prompt = true;
-            } else {
-                self.pending.docs.insert(id);
-            }
-        }
-        self.pending.session |= pending.session;
-        self.pending.chat |= pending.chat;
-        self.pending.system_prompt |= pending.system_prompt;
-    }
-
     /// Whether writes are queued.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
@@ -832,9 +692,29 @@ impl Session {
 
     // ---- assembly ----
 
-    /// The assembly input of the current state (immutable view).
-    fn assemble_now(&mut self) -> Vec<Value> {
-        self.pool_text();
+    /// Assembles the current state (see [`crate::context::assembly`]).
+    fn assemble_now(&mut self) -> String {
+        if self.options.layout == Layout::Cache {
+            return self.assemble_cache();
+        }
+        // Refresh the escaped active blocks whose version changed.
+        for id in self.active_set.iter() {
+            let Some(c) = self.objects.get(id) else {
+                continue;
+            };
+            let hash = c.object_hash();
+            if self.active_json.get(id).is_some_and(|(h, _)| h == hash) {
+                continue;
+            }
+            let body = assembly::active_body(&c.doc, &self.display_path_fn());
+            let block = assembly::escaped_active_block(id, &body);
+            self.active_json
+                .insert(id.clone(), (hash.to_string(), block));
+        }
+        if self.active_json.len() > self.active_set.len() * 2 + 16 {
+            let active = &self.active_set;
+            self.active_json.retain(|id, _| active.contains(id));
+        }
         let display = self.display_path_fn();
         let blocks: Vec<ActiveBlock<'_>> = self
             .active_set
@@ -844,8 +724,17 @@ impl Session {
                 Some(ActiveBlock {
                     id,
                     content_hash: c.str("content_hash"),
-                    body: assembly::active_body(&c.doc, &display),
+                    body: std::borrow::Cow::Borrowed(""),
+                    escaped: self.active_json.get(id).map(|(_, b)| b.as_str()),
                 })
+            })
+            .map(|mut b| {
+                if b.escaped.is_none() {
+                    if let Some(c) = self.objects.get(b.id) {
+                        b.body = assembly::active_body(&c.doc, &display);
+                    }
+                }
+                b
             })
             .collect();
         let open: Vec<(usize, Vec<crate::context::chat::ToolCallEntry>)> = self
@@ -866,12 +755,12 @@ impl Session {
         let missing = crate::context::chat::missing_positions(&self.chat.rendered, &open);
         let input = AssemblyInput {
             system_prompt: self.system_prompt(),
-            pool_lines: &self.pool_text,
+            pool_lines: &self.pool_lines,
             chat: &self.chat.rendered,
             missing: &missing,
             active: &blocks,
         };
-        assembly::assemble(self.options.layout, &self.options.render, &input)
+        assembly::assemble_json(self.options.layout, &self.options.render, &input)
     }
 }
 

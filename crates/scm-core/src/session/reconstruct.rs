@@ -22,13 +22,14 @@ use crate::store::{AsOf, Document, Store};
 #[derive(Debug, Clone)]
 pub struct ReconstructPlan {
     pub call_index: usize,
-    records: Vec<ModelCallRecord>,
+    pub(super) records: Vec<ModelCallRecord>,
     session_doc_id: String,
     chat_id: String,
     system_prompt_id: String,
     layout: Layout,
-    render: RenderOptions,
-    resolver: Arc<Resolver>,
+    pub(super) render: RenderOptions,
+    pub(super) resolver: Arc<Resolver>,
+    pub(super) cache: crate::context::epochs::CachePolicy,
 }
 
 fn mismatch(id: &str, tx: i64, what: &str) -> Error {
@@ -84,6 +85,7 @@ impl Session {
             layout: self.options.layout,
             render: self.options.render.clone(),
             resolver: self.indexer.resolver.clone(),
+            cache: self.options.cache.clone(),
         })
     }
 
@@ -160,6 +162,22 @@ impl ReconstructPlan {
             }
         };
 
+        if self.layout == Layout::Cache {
+            let chat_doc = as_of(&self.chat_id).await?;
+            let system_prompt = match versions.get(self.system_prompt_id.as_str()) {
+                Some(_) => Some(fetch(&self.system_prompt_id).await?),
+                None => None,
+            };
+            let shown: HashMap<String, (i64, String)> = versions
+                .iter()
+                .map(|(id, (tx, h, _))| (id.to_string(), (*tx, h.to_string())))
+                .collect();
+            let sp = system_prompt
+                .as_ref()
+                .and_then(|d| d.get("content"))
+                .and_then(Value::as_str);
+            return super::cache::reconstruct(&self, store, &chat_doc, sp, &shown).await;
+        }
         let session_doc = as_of(&self.session_doc_id).await?;
         let pool_ids: Vec<String> = session_doc
             .get("metadata_pool")
@@ -223,7 +241,7 @@ impl ReconstructPlan {
                 args_of.insert(id.to_string(), a.clone());
             }
         }
-        let rendered = chat::render_turns(&turns, |c| match &c.toolcall_id {
+        let (rendered, _) = chat::render_turns(&turns, |c| match &c.toolcall_id {
             Some(id) => args_of
                 .get(id)
                 .cloned()
@@ -243,11 +261,10 @@ impl ReconstructPlan {
         }
 
         let display = |s: &crate::model::FilesystemSource| self.resolver.display_path(s);
-        let pool_lines = pool_docs
+        let pool_lines: Vec<String> = pool_docs
             .iter()
-            .map(|d| assembly::pool_line(d, &display))
-            .collect::<Vec<_>>()
-            .join("\n");
+            .map(|d| assembly::escape(&assembly::pool_line(d, &display)))
+            .collect();
         let mut blocks = Vec::with_capacity(record.active.len());
         for &pos in &record.active {
             let d = pool_docs.get(pos).ok_or_else(|| {
@@ -257,6 +274,7 @@ impl ReconstructPlan {
                 id: &pool_ids[pos],
                 content_hash: d.get("content_hash").and_then(Value::as_str),
                 body: assembly::active_body(d, &display),
+                escaped: None,
             });
         }
         let input = AssemblyInput {

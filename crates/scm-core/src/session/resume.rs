@@ -168,6 +168,8 @@ impl Session {
 
         if let Some(chat_doc) = chat_doc {
             self.restore_chat(chat_doc)?;
+            self.cache_restore(chat_doc);
+            self.cache_restore_frozen().await?;
         }
         self.reconcile().await?;
 
@@ -177,7 +179,6 @@ impl Session {
             .iter()
             .map(|id| self.render_pool_line(id))
             .collect();
-        self.pool_text_valid = false;
         let mut dirty: Vec<String> = self
             .metadata_pool
             .iter()
@@ -214,6 +215,7 @@ impl Session {
             .get("model_calls")
             .and_then(|v| serde_json::from_value::<Vec<ModelCallRecord>>(v.clone()).ok())
             .unwrap_or_default();
+        self.calls_json = vec![None; self.calls.len()];
         for r in &self.calls {
             for v in &r.versions {
                 self.recorded.insert(v.id.clone(), v.object_hash.clone());
@@ -232,61 +234,46 @@ impl Session {
 
         // Rebuild the rendered chat and the call bookkeeping.
         let objects = &self.objects;
-        let args = |c: &chat::ToolCallEntry| -> Value {
-            match &c.toolcall_id {
-                Some(id) => objects
-                    .get(id)
-                    .and_then(|o| o.doc.get("args").cloned())
-                    .unwrap_or_else(|| Value::Object(Default::default())),
-                None => c
-                    .arguments
-                    .clone()
-                    .unwrap_or_else(|| Value::Object(Default::default())),
-            }
-        };
+        let (rendered, open) = chat::render_turns(&turns, |c| match &c.toolcall_id {
+            Some(id) => objects
+                .get(id)
+                .and_then(|o| o.doc.get("args").cloned())
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            None => c
+                .arguments
+                .clone()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        });
         let chat_state = &mut self.chat;
+        chat_state.rendered = rendered.messages;
+        chat_state.open = open;
         let seen = &mut self.cursor.seen;
         for (t, turn) in turns.iter().enumerate() {
             if let Some(u) = &turn.user {
                 *seen.entry(u.fp.clone()).or_default() += 1;
-                chat_state.rendered.push(chat::render_user(u));
             }
             for (m, e) in turn.messages.iter().enumerate() {
                 *seen.entry(e.fp.clone()).or_default() += 1;
-                match e.role.as_str() {
-                    "assistant" if e.skipped.is_none() => {
-                        let calls = e.tool_calls.as_deref().unwrap_or_default();
-                        if calls.iter().any(|c| c.toolcall_id.is_none()) {
-                            chat_state.open.push((chat_state.rendered.len(), t, m));
-                        }
-                        for (k, c) in calls.iter().enumerate() {
-                            if c.toolcall_id.is_none() {
-                                chat_state
-                                    .pending_calls
-                                    .entry(c.call_id.clone())
-                                    .or_default()
-                                    .push_back((t, m, k));
-                            }
-                        }
-                        chat_state.rendered.push(chat::render_assistant(e, args));
+                for (k, c) in e.tool_calls.iter().flatten().enumerate() {
+                    if c.toolcall_id.is_none() {
+                        chat_state
+                            .pending_calls
+                            .entry(c.call_id.clone())
+                            .or_default()
+                            .push_back((t, m, k));
                     }
-                    "toolResult" => {
-                        if let (Some(call), Some(id)) = (&e.call_id, &e.toolcall_id) {
-                            *chat_state.call_counts.entry(call.clone()).or_default() += 1;
-                            chat_state
-                                .by_call_id
-                                .entry(call.clone())
-                                .or_default()
-                                .push(id.clone());
-                        }
-                        if let Some(v) = chat::render_tool_result(e) {
-                            chat_state.rendered.push(v);
-                        }
-                    }
-                    _ => {}
+                }
+                if let (Some(call), Some(id)) = (&e.call_id, &e.toolcall_id) {
+                    *chat_state.call_counts.entry(call.clone()).or_default() += 1;
+                    chat_state
+                        .by_call_id
+                        .entry(call.clone())
+                        .or_default()
+                        .push(id.clone());
                 }
             }
         }
+        chat_state.turn_json = vec![None; turns.len()];
         chat_state.turns = turns;
         Ok(())
     }
