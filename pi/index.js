@@ -21,11 +21,19 @@ try {
 const STATUS_KEY = "scm";
 const CONTEXT_TOOLS = ["activate", "deactivate", "pin", "unpin"];
 
-const SYSTEM_SECTION = `Context management (self-context-manager):
+// What the model is told, per layout (SCM_LAYOUT / settings "layout"). In the cache layout the engine
+// also sends a one-line header message; these texts stay short and say the same in the model's terms.
+const SYSTEM_SECTION = {
+	cache: `Context management (self-context-manager):
+- Every tool call has an id t1, t2, … (shown as the call's id) and every file an id f1, f2, …. Tool output stays where it happened; now and then older outputs and write/edit bodies are collapsed together to refs like [t12 · 340 lines]. The ids keep working.
+- FILES messages list files as they become known: "f3 src/app.ts (1200 chars)", or "[unread]" for a file only seen in ls/find/grep/bash output.
+- activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.`,
+	spec: `Context management (self-context-manager):
 - Files you read and tool outputs are objects. The METADATA_POOL message lists every object of this session with its id, one line each; a file marked [unread] was only discovered (by ls/find/grep/bash) and has not been read.
 - The active set is shown as ACTIVE_CONTENT blocks at the end of the context: the current content of each active object, once. Tool results in the chat are only references (toolcall_ref id=…); the content is in the ACTIVE_CONTENT blocks while the object is active.
 - read(path) loads a file into the active set. activate(id) brings back any object from the pool (an [unread] file is read first); deactivate(id) collapses it to its pool line; pin(id) keeps it active until unpin(id). Ids are as shown in the pool (a unique prefix works) or a file path.
-- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.`;
+- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.`,
+};
 
 // ---------------------------------------------------------------------------
 // Configuration: environment first, then "selfContextManager" in pi's settings.json
@@ -42,11 +50,26 @@ function readSettings(cwd) {
 	for (const f of files) {
 		try {
 			const s = JSON.parse(readFileSync(f, "utf8"))?.selfContextManager;
-			if (s && typeof s === "object") out = { ...out, ...s, policy: { ...out.policy, ...s.policy } };
+			if (s && typeof s === "object") out = { ...out, ...s, policy: { ...out.policy, ...s.policy }, cachePolicy: { ...out.cachePolicy, ...s.cachePolicy } };
 		} catch {}
 	}
 	return out;
 }
+
+/** The cache layout's policy keys (ContextManager.open cachePolicy) and their kinds. */
+const CACHE_POLICY_KEYS = {
+	high: "int",
+	low: "int",
+	fold: "int",
+	minCollapseChars: "int",
+	bashCollapseChars: "int",
+	summaryChars: "int",
+	deactivateEpoch: "int",
+	rewriteCallIds: "bool",
+	dropThinking: "bool",
+	dedupeReads: "bool",
+	honourHostCompaction: "bool",
+};
 
 const envInt = (name) => {
 	const v = process.env[name];
@@ -74,6 +97,25 @@ export function loadConfig(cwd) {
 		const p = env.SCM_STORE_PATH || s.store?.path;
 		store = { kind: "embedded", ...(p ? { path: resolve(cwd, p) } : {}) };
 	} else throw new Error(`SCM_STORE must be "embedded" or "xtdb", got ${JSON.stringify(kind)}`);
+	// "cache" (default): tool output inline, collapsed in batches (epochs) to refs, cache-friendly.
+	// "spec": METADATA_POOL + toolcall_ref + ACTIVE_CONTENT blocks at the end.
+	const layout = env.SCM_LAYOUT || s.layout || "cache";
+	if (layout !== "cache" && layout !== "spec") throw new Error(`SCM_LAYOUT must be "cache" or "spec", got ${JSON.stringify(layout)}`);
+	// Cache layout thresholds in chars/4 units (unset keys keep the engine's defaults: high 10000, low 2000, fold 15000).
+	const cachePolicy = {
+		...s.cachePolicy,
+		high: envInt("SCM_CACHE_HIGH") ?? s.cachePolicy?.high,
+		low: envInt("SCM_CACHE_LOW") ?? s.cachePolicy?.low,
+		fold: envInt("SCM_CACHE_FOLD") ?? s.cachePolicy?.fold,
+	};
+	for (const [k, v] of Object.entries(cachePolicy)) {
+		if (v === undefined) continue;
+		const kind = CACHE_POLICY_KEYS[k];
+		if (!kind) throw new Error(`selfContextManager.cachePolicy: unknown key ${JSON.stringify(k)} (known: ${Object.keys(CACHE_POLICY_KEYS).join(", ")})`);
+		if (kind === "int" ? !(Number.isInteger(v) && v >= 0) : typeof v !== "boolean")
+			throw new Error(`selfContextManager.cachePolicy.${k} must be ${kind === "int" ? "a non-negative integer" : "true or false"}, got ${JSON.stringify(v)}`);
+	}
+	// Spec layout collapse window.
 	const policy = {
 		perTurn: envInt("SCM_POLICY_PER_TURN") ?? s.policy?.perTurn,
 		turnsBack: envInt("SCM_POLICY_TURNS_BACK") ?? s.policy?.turnsBack,
@@ -90,6 +132,8 @@ export function loadConfig(cwd) {
 	return {
 		disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
 		store,
+		layout,
+		cachePolicy,
 		policy,
 		mounts,
 		watch: envBool("SCM_WATCH") ?? s.watch ?? true,
@@ -248,6 +292,8 @@ export default function selfContextManager(pi) {
 			sessionId,
 			workspaceRoot: ctx.cwd,
 			store: cfg.store,
+			layout: cfg.layout,
+			cachePolicy: cfg.cachePolicy,
 			policy: cfg.policy,
 			mounts: cfg.mounts,
 			watch: cfg.watch,
@@ -317,10 +363,10 @@ export default function selfContextManager(pi) {
 		const sections = e.systemPromptOptions?.sections;
 		if (sections && typeof sections === "object") {
 			// 1.x: a named section keeps the rest of the structured system prompt (and its cache) intact.
-			sections["context-management"] = SYSTEM_SECTION;
+			sections["context-management"] = SYSTEM_SECTION[cfg.layout];
 			return;
 		}
-		return { systemPrompt: `${e.systemPrompt}\n\n${SYSTEM_SECTION}` };
+		return { systemPrompt: `${e.systemPrompt}\n\n${SYSTEM_SECTION[cfg.layout]}` };
 	});
 
 	pi.on("context", async (e, ctx) => {
@@ -400,14 +446,24 @@ export default function selfContextManager(pi) {
 	const register = (def) => pi.registerTool(def);
 
 	const builtinRead = agent.createReadToolDefinition(process.cwd());
+	const readTexts = {
+		cache: {
+			description: `${builtinRead.description} The text is this call's result; later it may be collapsed to a ref like [t12 · 340 lines] (activate the file's f-id to see its current text again).`,
+			promptSnippet: builtinRead.promptSnippet,
+			promptGuidelines: builtinRead.promptGuidelines,
+		},
+		spec: {
+			description: `${builtinRead.description} The file's content is shown to you as an ACTIVE_CONTENT block at the end of the context (once, kept current) rather than in this tool's result.`,
+			promptSnippet: "Read a file into the active context (shown as an ACTIVE_CONTENT block)",
+			promptGuidelines: [
+				...(builtinRead.promptGuidelines ?? []),
+				"A file you read stays active (its current content at the end of the context) until you deactivate it; do not read it again to see it, and use activate(id) for files already in the METADATA_POOL.",
+			],
+		},
+	}[cfg.layout];
 	register({
 		...builtinRead,
-		description: `${builtinRead.description} The file's content is shown to you as an ACTIVE_CONTENT block at the end of the context (once, kept current) rather than in this tool's result.`,
-		promptSnippet: "Read a file into the active context (shown as an ACTIVE_CONTENT block)",
-		promptGuidelines: [
-			...(builtinRead.promptGuidelines ?? []),
-			"A file you read stays active (its current content at the end of the context) until you deactivate it; do not read it again to see it, and use activate(id) for files already in the METADATA_POOL.",
-		],
+		...readTexts,
 		executionMode: "sequential",
 		async execute(toolCallId, params, signal, onUpdate, ctx) {
 			// The user sees exactly what pi's read shows (offsets, limits, images, truncation notes).
@@ -421,31 +477,57 @@ export default function selfContextManager(pi) {
 		},
 	});
 
-	const idParam = Type.Object({
-		id: Type.String({ description: "An object id as shown in the METADATA_POOL (a unique prefix is enough), or a file path" }),
-	});
+	const idDescription = {
+		cache: "t12 (a tool call) or f3 (a file) as shown in the context, or a file path",
+		spec: "An object id as shown in the METADATA_POOL (a unique prefix is enough), or a file path",
+	}[cfg.layout];
+	const idParam = Type.Object({ id: Type.String({ description: idDescription }) });
 	const contextTools = {
-		activate: {
-			label: "Activate",
-			description: "Load an object's current content into the active context (shown as an ACTIVE_CONTENT block from the next step on). An [unread] file is read first.",
-			snippet: "Bring an object from the METADATA_POOL into the active context",
+		cache: {
+			activate: {
+				label: "Activate",
+				description: "Show something again as this call's result: a tool call's output (t12) or a file's current text (f3 or a path; an [unread] file is read first). It collapses again later like any output unless pinned.",
+				snippet: "Show a collapsed output (t12) or a file's current text (f3) again",
+			},
+			deactivate: {
+				label: "Deactivate",
+				description: "Free an output or file text you no longer need: at the next collapse it becomes a ref like [t12 · 340 lines]. activate(id) shows it again at any time.",
+				snippet: "Let an output or file text you no longer need collapse",
+			},
+			pin: {
+				label: "Pin",
+				description: "Show something like activate and keep it from collapsing until unpin(id); for a file, its newest read or written text.",
+				snippet: "Keep an output or file from collapsing",
+			},
+			unpin: {
+				label: "Unpin",
+				description: "Remove a pin: the object may collapse again at a later collapse.",
+				snippet: "Let a pinned object collapse again",
+			},
 		},
-		deactivate: {
-			label: "Deactivate",
-			description: "Collapse an active object to its one-line METADATA_POOL entry; its content leaves the context from the next step on. It can be activated again at any time.",
-			snippet: "Remove an object's content from the active context (it stays in the pool)",
+		spec: {
+			activate: {
+				label: "Activate",
+				description: "Load an object's current content into the active context (shown as an ACTIVE_CONTENT block from the next step on). An [unread] file is read first.",
+				snippet: "Bring an object from the METADATA_POOL into the active context",
+			},
+			deactivate: {
+				label: "Deactivate",
+				description: "Collapse an active object to its one-line METADATA_POOL entry; its content leaves the context from the next step on. It can be activated again at any time.",
+				snippet: "Remove an object's content from the active context (it stays in the pool)",
+			},
+			pin: {
+				label: "Pin",
+				description: "Activate an object and keep it active: pinned objects are exempt from automatic collapse until unpinned.",
+				snippet: "Keep an object active (exempt from automatic collapse)",
+			},
+			unpin: {
+				label: "Unpin",
+				description: "Remove an object's pin; it stays active but may collapse automatically again.",
+				snippet: "Let a pinned object collapse automatically again",
+			},
 		},
-		pin: {
-			label: "Pin",
-			description: "Activate an object and keep it active: pinned objects are exempt from automatic collapse until unpinned.",
-			snippet: "Keep an object active (exempt from automatic collapse)",
-		},
-		unpin: {
-			label: "Unpin",
-			description: "Remove an object's pin; it stays active but may collapse automatically again.",
-			snippet: "Let a pinned object collapse automatically again",
-		},
-	};
+	}[cfg.layout];
 	for (const name of CONTEXT_TOOLS) {
 		const t = contextTools[name];
 		register({
@@ -470,7 +552,8 @@ export default function selfContextManager(pi) {
 					}
 				} else r = await cm[name](target);
 				if (!r.ok) throw new Error(r.message);
-				return { content: [{ type: "text", text: r.message }], details: r };
+				const text = cfg.layout === "cache" ? cacheOpMessage(name, params.id, r.message) : r.message;
+				return { content: [{ type: "text", text }], details: r };
 			},
 		});
 	}
@@ -485,13 +568,39 @@ export default function selfContextManager(pi) {
 				ctx.ui.notify(unavailable(), "warning");
 				return;
 			}
-			ctx.ui.notify(formatContext(cm.snapshot(), S.last, ctx.cwd), "info");
+			const cache = cfg.layout === "cache" && typeof cm.cacheStats === "function" ? cm.cacheStats() : null;
+			ctx.ui.notify(formatContext(cm.snapshot(), S.last, ctx.cwd, cache), "info");
 		},
 	});
 }
 
+/**
+ * The result text of a set operation in the cache layout, in the ids the model used. The engine's
+ * messages speak of object ids and the active set; activate/pin results are replaced by the content
+ * in what the model sees, so this text matters for deactivate/unpin and for the user.
+ */
+export function cacheOpMessage(op, target, message) {
+	const t = String(target);
+	const deleted = /\(the file is deleted[^)]*\)/.exec(message)?.[0];
+	const note = deleted ? ` ${deleted}` : "";
+	switch (op) {
+		case "activate":
+			// The engine renders the content (or a pointer to where it is live) as this result either way.
+			return `activated ${t}: its content is shown as this result${note}`;
+		case "pin":
+			return /already pinned/.test(message) ? `${t} is already pinned` : `pinned ${t}: shown and kept from collapsing until unpin(${t})`;
+		case "deactivate":
+			if (/was not active/.test(message)) return `${t} is not shown (already collapsed)`;
+			return `deactivated${/and unpinned/.test(message) ? " and unpinned" : ""} ${t}: it collapses to a ref at the next collapse; activate(${t}) shows it again`;
+		case "unpin":
+			return /was not pinned/.test(message) ? `${t} was not pinned` : `unpinned ${t}: it may collapse again`;
+		default:
+			return message;
+	}
+}
+
 /** The /context report (user-facing only; the model never sees it). */
-export function formatContext(snap, last, cwd) {
+export function formatContext(snap, last, cwd, cache = null) {
 	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
 	const show = (p) => {
 		if (!cwd || !p || !isAbsolute(p)) return p;
@@ -519,5 +628,9 @@ export function formatContext(snap, last, cwd) {
 	const totals = [`session index ${snap.sessionIndex.length}`, `active file text ${activeChars} chars`];
 	if (last) totals.push(`last model call ~${last.tokens} tokens (pi alone: ~${last.rawTokens})`);
 	lines.push(`Totals: ${totals.join(", ")}`);
+	if (cache)
+		lines.push(
+			`Cache layout: ${cache.epochs} collapses, ${cache.folds + cache.hostFolds} folds; ${cache.collapsedResults} outputs and ${cache.collapsedArgs} write/edit/bash bodies collapsed to refs; live output ~${cache.liveUnits} tokens`,
+		);
 	return lines.join("\n");
 }
