@@ -8,7 +8,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LINES } from "./harness.mjs";
-import { PI_LINES, REPO, tempBase, missingTools, runInstalledPi, convo, count, allText, activeFile, results, messageText } from "./fixtures/scm-pi.mjs";
+import {
+	PI_LINES, REPO, tempBase, missingTools, runInstalledPi, convo, count, allText, messageText, header, toolResults, assertToolResultsPaired,
+} from "./fixtures/scm-pi.mjs";
 
 const BASE = tempBase("pi-install");
 const anyLine = PI_LINES.some((l) => !missingTools(l));
@@ -59,10 +61,13 @@ for (const line of PI_LINES) {
 			const r = await runInstalledPi({ line, cwd, agentDir: inst.agentDir, runDir: dir, env: inst.env, script: [{ toolCalls: [{ name: "read", args: { path: "a.md" } }] }, "ok"], prompt: "go" });
 			assert.equal(r.exitCode, 0, r.stderr);
 			assert.equal(r.captures.length, 2, r.stderr);
+			for (const c of r.captures) assertToolResultsPaired(c);
 			assert.ok(r.captures[0].tools.includes("activate"), `tools: ${r.captures[0].tools}`);
+			// The default (cache) layout: the constant header first, the read's text inline as its result t1.
 			const last = r.captures[1];
-			assert.equal(activeFile(last, "a.md")?.body, "ALPHA-TEXT\n");
-			assert.ok(results(last)[0].ref, "tool result is not a toolcall_ref");
+			assert.ok(header(last), `no header message: ${JSON.stringify(convo(last)[0])}`);
+			assert.deepEqual(toolResults(last), [{ toolCallId: "t1", toolName: "read", text: "ALPHA-TEXT\n", isError: false, ref: null }]);
+			assert.equal(count(allText(last), "ALPHA-TEXT"), 1);
 			assert.ok(existsSync(join(cwd, ".scm", "store.sqlite")), "the embedded store was not created at its default location");
 		});
 
@@ -76,11 +81,13 @@ for (const line of PI_LINES) {
 			const r = await runInstalledPi({ line, cwd, agentDir: inst.agentDir, runDir: dir, env: inst.env, script: [{ toolCalls: [{ name: "read", args: { path: "a.md" } }] }, "ok"], prompt: "go" });
 			assert.equal(r.exitCode, 0, r.stderr);
 			assert.equal(r.captures.length, 2);
+			for (const c of r.captures) assertToolResultsPaired(c);
 			assert.match(r.stderr, /self-context-manager.*native addon failed to load/);
 			// pi's own behaviour: built-in tools only, the file text in the tool result.
 			assert.ok(!r.captures[0].tools.includes("activate"));
 			assert.equal(messageText(convo(r.captures[1]).at(-1)), "ALPHA-TEXT\n");
 			assert.equal(count(allText(r.captures[1]), "METADATA_POOL"), 0);
+			assert.equal(header(r.captures[1]), null);
 		});
 	});
 }
