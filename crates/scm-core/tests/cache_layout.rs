@@ -5,6 +5,7 @@
 mod session_support;
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use scm_core::session::{CachePolicy, Layout, Session, SessionOptions};
 use serde_json::{json, Value};
@@ -842,6 +843,253 @@ async fn every_past_call_is_reconstructed_exactly() {
             assert_eq!(&s.reconstruct_call(i).await.unwrap(), out, "call {i}");
         }
         assert!(outs.iter().any(|o| occurrences(o, "DOCV1 line 009") == 1));
+    }
+}
+
+// ------------------------------------- activate/pin of a changed file
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Polls the session's tracker events until `done` holds. There is no API to
+/// await a filesystem notification, so this polls with a deadline.
+async fn wait_for(s: &mut Session, what: &str, mut done: impl FnMut(&Session) -> bool) {
+    let start = Instant::now();
+    loop {
+        s.poll_watch();
+        if done(s) {
+            return;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The pool's char count of file `id`.
+fn pool_chars(s: &Session, id: &str) -> Option<u64> {
+    s.snapshot()
+        .metadata_pool
+        .iter()
+        .find(|e| e.id == id)
+        .and_then(|e| e.char_count)
+}
+
+/// High enough that no epoch runs: what is live stays live.
+fn roomy() -> CachePolicy {
+    CachePolicy {
+        high: 100_000,
+        ..small()
+    }
+}
+
+/// The result text of call `alias` in `out`.
+fn result_of(out: &[Value], alias: &str) -> String {
+    text(results_text(out, alias)[0])
+}
+
+async fn assert_reconstructed(s: &Session, outs: &[Vec<Value>], from: usize) {
+    for (i, out) in outs.iter().enumerate() {
+        let k = from + i;
+        assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_agent_s_edit_or_write_activate_and_pin_show_the_new_version() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("changed-own", roomy())).await;
+        let (v1, v2, v3, v4) = (
+            body("VONE", 10),
+            body("VTWO", 10),
+            body("VTHREE", 10),
+            body("VFOUR", 10),
+        );
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("change a.ts")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        assert_eq!(result_of(&outs[0], "t1"), v1);
+
+        // The agent's edit: the read above now shows an older version.
+        ws.write("a.ts", &v2);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "a.ts", "oldText": "VONE", "newText": "VTWO"}),
+            "Successfully replaced text in a.ts.",
+        );
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let op = s.pin("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("p1", "pin", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t3"), format!("f1 a.ts\n{v2}"));
+        assert_eq!(occurrences(out, "VTWO line 009"), 1);
+        assert_eq!(result_of(out, "t1"), v1, "the read keeps what it showed");
+
+        // Unchanged since the pin showed it: a note, no second copy.
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t4"), "[f1 is shown above]");
+        assert_eq!(occurrences(out, "VTWO line 009"), 1);
+
+        // The agent's write: the pin's version is old now.
+        ws.write("a.ts", &v3);
+        assert!(s.observe_write("a.ts").await.unwrap().ok);
+        t.call(
+            "w1",
+            "write",
+            json!({"path": "a.ts", "content": v3}),
+            "Successfully wrote a.ts.",
+        );
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a2", "activate", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t6"), format!("f1 a.ts\n{v3}"));
+        assert_eq!(occurrences(out, "VTHREE line 009"), 1);
+
+        // Another edit, then a read of the new version: that read is current.
+        ws.write("a.ts", &v4);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        s.read("a.ts").await.unwrap();
+        t.call(
+            "e2",
+            "edit",
+            json!({"path": "a.ts", "oldText": "VTHREE", "newText": "VFOUR"}),
+            "Successfully replaced text in a.ts.",
+        )
+        .call("r2", "read", json!({"path": "a.ts"}), &v4);
+        let op = s.pin("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("p2", "pin", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t8"), v4);
+        assert_eq!(result_of(out, "t9"), "[f1 is shown above]");
+        assert_eq!(occurrences(out, "VFOUR line 009"), 1);
+
+        assert_reconstructed(&s, &outs, 0).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_outside_change_activate_shows_the_new_version() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("changed-outside", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let (v1, v2, v3) = (body("VONE", 10), body("VTWO", 12), body("VTHREE", 14));
+        let fid = ws.file_id("a.ts");
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+
+        // An editor changes the file; the watcher brings the new version.
+        ws.write("a.ts", &v2);
+        let n = v2.len() as u64;
+        wait_for(&mut s, "the watcher's version", |s| {
+            pool_chars(s, &fid) == Some(n)
+        })
+        .await;
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t2"), format!("f1 a.ts\n{v2}"));
+        assert_eq!(occurrences(out, "VTWO line 011"), 1);
+        assert_eq!(result_of(out, "t1"), v1, "the read keeps what it showed");
+
+        // A re-read of the new text is no pointer to the old read; the
+        // next identical one points at it.
+        s.read("a.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "a.ts"}), &v2);
+        s.read("a.ts").await.unwrap();
+        t.call("r3", "read", json!({"path": "a.ts"}), &v2);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t3"), v2);
+        assert_eq!(result_of(out, "t4"), "[t4: identical to t3 above]");
+        assert_eq!(s.cache_stats().dedupes, 1);
+        s.close().await.unwrap();
+
+        // Changed while no session ran: resume reconciles, activate shows it.
+        ws.write("a.ts", &v3);
+        let mut s = ws.open(o).await;
+        let before = s.model_call_count();
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a2", "activate", json!({"id": "f1"}), &op.message);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(result_of(&out, "t5"), format!("f1 a.ts\n{v3}"));
+        assert_eq!(occurrences(&out, "VTHREE line 013"), 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        assert_reconstructed(&s, &[out], before).await;
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activate_and_pin_of_an_unchanged_live_file_point_above() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("unchanged", small())).await;
+        let v1 = body("VONE", 10);
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1)
+            .call("r2", "read", json!({"path": "a.ts"}), &v1);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        assert_eq!(result_of(&outs[0], "t2"), "[t2: identical to t1 above]");
+        // Indexed again without a change (a no-op edit): still the same version.
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "f1"}), &op.message);
+        let op = s.pin("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("p1", "pin", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t3"), "[f1 is shown above]");
+        assert_eq!(result_of(out, "t4"), "[f1 is shown above]");
+        assert_eq!(occurrences(out, "VONE line 009"), 1);
+        // The pin keeps the read it points at through epochs.
+        let mut i = 0;
+        while s.cache_stats().epochs == 0 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("B{i}K"), 20),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            i += 1;
+        }
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t1"), v1);
+        assert_eq!(occurrences(out, "VONE line 009"), 1);
+        assert_eq!(occurrences(out, "B0K"), 0, "collapsed at the epoch");
+        assert_reconstructed(&s, &outs, 0).await;
     }
 }
 

@@ -830,7 +830,8 @@ impl CacheLayout {
         if !c.has_result || c.is_error {
             return;
         }
-        if matches!(c.tool.as_str(), "read" | "write") {
+        // An identical re-read shows nothing itself: its original stays the newest showing call.
+        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe_of.is_none() {
             if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
                 self.latest_show.insert(id.clone(), call);
             }

@@ -290,7 +290,8 @@ impl Session {
     }
 
     /// The call showing an object's content live in the current view (its
-    /// own result, or the newest call showing it), if any.
+    /// own result, or the newest call showing it, if that shows the
+    /// object's current version), if any.
     fn live_in_view(&self, id: &str) -> Option<u32> {
         let epochs = self.cache.state.epochs.len() as u32;
         let start = self.cache.fold_cut();
@@ -302,7 +303,29 @@ impl Session {
         if let Some(c) = self.cache.aliases.call_of(id) {
             return live(c).then_some(c);
         }
-        self.cache.latest_show.get(id).copied().filter(|&c| live(c))
+        let current = &self.objects.get(id)?.doc;
+        self.cache
+            .latest_show
+            .get(id)
+            .copied()
+            .filter(|&c| live(c) && self.shows_version(c, id, current))
+    }
+
+    /// Whether call `c` shows `current`, the object's cached version. An
+    /// edit, a write or an outside change since leaves it showing an older
+    /// one: an activation shows the exact version it froze, a read the
+    /// text it returned (a partial read never matches the whole file).
+    fn shows_version(&self, c: u32, id: &str, current: &Document) -> bool {
+        let field = |d: &Document, k: &str| d.get(k).and_then(Value::as_str).map(str::to_string);
+        let st = &self.cache.state.calls[c as usize];
+        if let Some(s) = st.shows.iter().find(|s| s.id == id && !s.note) {
+            return field(current, "object_hash").as_deref() == Some(s.object_hash.as_str());
+        }
+        let read = self.cache.aliases.t[c as usize]
+            .as_deref()
+            .and_then(|t| self.objects.get(t));
+        let shown = read.and_then(|r| field(&r.doc, "content_hash"));
+        shown.is_some() && shown == field(current, "content_hash")
     }
 
     /// deactivate: the target's live calls collapse at the next epoch.
