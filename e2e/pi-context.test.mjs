@@ -298,20 +298,28 @@ for (const line of PI_LINES) {
 			assert.equal(count(allText(last), "ALPHA-1"), 0);
 		});
 
-		// Engine gap (session/cache.rs live_in_view): a file whose newest read is still live counts as
-		// "shown above" even when that read shows an older version than the file's current one.
-		const staleTodo = "engine: activate answers '[f1 is shown above]' pointing at a live read of an older version";
-		it("after the agent's own edit, activate shows the edited version, not a pointer to the live read of the old one", { ...opt, todo: staleTodo }, async () => {
+		// A live read counts as "shown above" only while it shows the file's current version.
+		it("after the agent's own edit, activate shows the edited version, not a pointer to the live read of the old one", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-1\n" });
 			const r = await scm({
 				line, ...ws,
-				script: [step(call("read", { path: "a.md" })), step(call("edit", { path: "a.md", edits: [{ oldText: "ALPHA-1", newText: "ALPHA-2" }] })), step(call("activate", { id: "f1" })), "done"],
+				script: [
+					step(call("read", { path: "a.md" })),
+					step(call("edit", { path: "a.md", edits: [{ oldText: "ALPHA-1", newText: "ALPHA-2" }] })),
+					step(call("activate", { id: "f1" })),
+					step(call("activate", { id: "f1" })),
+					"done",
+				],
 				prompt: "go",
 			});
-			assert.equal(resultOf(r.captures.at(-1), "t3").text, "f1 a.md\nALPHA-2\n");
+			const last = r.captures.at(-1);
+			assert.equal(resultOf(last, "t1").text, "ALPHA-1\n", "the read keeps what it showed");
+			assert.equal(resultOf(last, "t3").text, "f1 a.md\nALPHA-2\n");
+			// Unchanged since t3 showed it: a pointer, not a second copy.
+			assert.equal(resultOf(last, "t4").text, "[f1 is shown above]");
 		});
 
-		it("an external edit while the old read is still live: activate shows the new version, not a pointer to the stale one", { ...opt, todo: staleTodo }, async () => {
+		it("an external edit while the old read is still live: activate shows the new version, not a pointer to the stale one", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-1\n" });
 			const rpc = await startScmRpc({ line, ...ws, script: [step(call("read", { path: "a.md" })), "one", step(call("activate", { id: "f1" })), "two"] });
 			let r;
