@@ -279,6 +279,12 @@ export interface ContextManagerOptions {
   /** On resume, read discovery stubs whose file exists. Default true. */
   resumeUpgradesStubs?: boolean;
   /**
+   * transformContext resolves only after its store write landed. Default false: it resolves once the context is
+   * assembled and the write follows behind (`flush()`, `close()`, `getObject`, `history`, `reconstructCall` wait
+   * for it; a failed write is queued and reported by `lastError` like an outage).
+   */
+  durableTransform?: boolean;
+  /**
    * Open a session that does not exist yet as a fork of `sessionId`: it starts from the parent's state at the
    * parent's last model call whose transcript is a prefix of `messages` (sets, chat, cursor, aliases; the parent's
    * toolcall objects are shared), so the copied transcript is not ingested again. `messages`: the child's transcript

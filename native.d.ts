@@ -45,7 +45,8 @@ export declare class NativeSession {
   /**
    * Ingest the harness transcript (JSON array) and return the context the
    * model sees (JSON array). Resolves after the session's writes landed,
-   * or, when the store is unreachable, with the writes queued (`writeError`).
+   * or, when the store is unreachable, with the writes queued (`writeError`);
+   * with `durableTransform: false`, once assembled (the write goes behind).
    */
   transformContext(messagesJson: string): Promise<string>
   /**
@@ -85,7 +86,10 @@ export declare class NativeSession {
   deactivate(target: string): JsOpResult
   pin(target: string): JsOpResult
   unpin(target: string): JsOpResult
-  /** Write everything queued in one transaction (null: nothing was queued). */
+  /**
+   * Write everything queued in one transaction (null: nothing was queued).
+   * Background writes of transformContext have finished when it resolves.
+   */
   flush(): Promise<JsTxReceipt | null>
   /** The sets as JSON `{session_index, metadata_pool: [{id, type, path?, …}], active_set, pinned_set}`. */
   snapshotJson(): string
@@ -298,6 +302,11 @@ export interface NapiSessionOptions {
   resumeUpgradesStubs?: boolean
   /** Open a new session as a fork of another (ignored when it exists). */
   forkOf?: NapiForkOf
+  /**
+   * transformContext resolves after its write landed (default true here;
+   * false: the write goes behind, see `flush`).
+   */
+  durableTransform?: boolean
 }
 
 /**

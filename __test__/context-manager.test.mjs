@@ -102,6 +102,7 @@ describeStores('ContextManager', ({ kind, options }) => {
       const again = await cm.transformContext(t);
       expect(again).toEqual(first);
       expect(cm.snapshot().sessionIndex).toHaveLength(1);
+      await cm.flush(); // the transform's write goes behind (durableTransform: false)
       expect(cm.stats()).toMatchObject({ turnCount: 1, cursor: 3, modelCallCount: 2, hasPending: false });
       await cm.close();
     });
@@ -370,9 +371,27 @@ describeStores('ContextManager', ({ kind, options }) => {
     test('lastError is null while writes land', async () => {
       const { cm } = await setup();
       await cm.transformContext([msg.user('q')]);
+      await cm.flush();
       expect(cm.lastError).toBeNull();
       expect(cm.stats().hasPending).toBe(false);
       await cm.close();
+    });
+
+    test('write-behind: the store reads see the transform just returned; durableTransform: true has landed on return', async () => {
+      const { cm } = await setup();
+      await cm.transformContext([msg.user('q1')]);
+      // No flush: getObject waits for the background write.
+      const chat = await cm.getObject(cm.chatObjectId);
+      expect(JSON.stringify(chat)).toContain('q1');
+      expect((await cm.reconstructCall(0)).length).toBeGreaterThan(0);
+      await cm.transformContext([msg.user('q1'), msg.user('q2')]);
+      expect(JSON.stringify(await cm.history(cm.chatObjectId))).toContain('q2');
+      await cm.close();
+
+      const { cm: d } = await setup({ durableTransform: true });
+      await d.transformContext([msg.user('q')]);
+      expect(d.stats().hasPending).toBe(false);
+      await d.close();
     });
   });
 

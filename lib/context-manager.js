@@ -41,6 +41,9 @@ function sessionOptions(options) {
       maxContentBytes: options.maxContentBytes ?? undefined,
       resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
       forkOf: forkOf(options.forkOf),
+      // false: transformContext returns once the context is assembled; its store write follows behind the
+      // session's write gate (flush/close/reads of the store wait for it).
+      durableTransform: options.durableTransform ?? false,
     },
   };
 }
@@ -130,6 +133,8 @@ class ContextManager {
    * Harness messages in, the messages the model sees out. Layout 'cache' (default): system, a header, the fold
    * summary if any, then the chat with tool output inline, older output collapsed to refs like `[t12 · 340 lines]`.
    * Layout 'spec': system, METADATA_POOL, chat with toolcall_refs, ACTIVE_CONTENT.
+   * The store write goes behind (`flush()`, `close()` and the store reads wait for it) unless the session was
+   * opened with `durableTransform: true`; while `lastError` is set it is awaited, so `lastError` is current.
    */
   async transformContext(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');

@@ -41,6 +41,8 @@ class SelfContextManager {
       watch: watch ?? true,
       // The drop-in's output shape is a contract: METADATA_POOL, toolcall_ref, ACTIVE_CONTENT.
       layout: 'spec',
+      // Callers read the store right after transformContext (read-your-writes).
+      durableTransform: true,
     };
     const ro = (value) => ({ value, enumerable: true, writable: false, configurable: false });
     Object.defineProperties(this, {

@@ -7,6 +7,10 @@
 //! (the write gate) serialises flushes, so session documents land in the
 //! order they were taken and a flush that returns has written everything
 //! queued before it.
+//!
+//! Write-behind (`durableTransform: false`): `transformContext` returns once
+//! the context is assembled and flushes in a background task behind the same
+//! gate; `behind` counts those tasks so reads of the store can wait for them.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -112,6 +116,9 @@ pub struct NapiSessionOptions {
     pub resume_upgrades_stubs: Option<bool>,
     /// Open a new session as a fork of another (ignored when it exists).
     pub fork_of: Option<NapiForkOf>,
+    /// transformContext resolves after its write landed (default true here;
+    /// false: the write goes behind, see `flush`).
+    pub durable_transform: Option<bool>,
 }
 
 /// The parent of a fork and the child's transcript at start.
@@ -189,6 +196,10 @@ struct Shared {
     session: Mutex<Option<Session>>,
     store: Arc<dyn Store>,
     gate: tokio::sync::Mutex<()>,
+    /// transformContext awaits its flush (see the module comment).
+    durable: bool,
+    /// Background flushes not yet finished.
+    behind: tokio::sync::watch::Sender<usize>,
 }
 
 impl Shared {
@@ -234,6 +245,34 @@ impl Shared {
             Err(e) if !e.is_transient() => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// After transformContext: flush now (durable, or while a write error is
+    /// outstanding, so `writeError` is current when it returns), else in the
+    /// background behind the gate.
+    async fn after_transform(self: &Arc<Self>) -> scm_core::Result<()> {
+        let failing = self
+            .lock()
+            .as_ref()
+            .is_some_and(|s| s.write_error().is_some());
+        if self.durable || failing {
+            return self.flush_tolerant().await;
+        }
+        self.behind.send_modify(|n| *n += 1);
+        let shared = Arc::clone(self);
+        napi::bindgen_prelude::spawn(async move {
+            // A failure is kept like an outage's: the write is re-queued and
+            // `writeError` set (`flush` restores it), the next flush retries.
+            let _ = shared.flush().await;
+            shared.behind.send_modify(|n| *n -= 1);
+        });
+        Ok(())
+    }
+
+    /// Wait until background flushes finished (landed or re-queued).
+    async fn settle(&self) {
+        let mut rx = self.behind.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
     }
 
     async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
@@ -315,13 +354,15 @@ pub struct JsSession {
 }
 
 impl JsSession {
-    fn wrap(session: Session, store: Arc<dyn Store>) -> Self {
+    fn wrap(session: Session, store: Arc<dyn Store>, durable: bool) -> Self {
         JsSession {
             session_id: session.session_id().to_string(),
             shared: Arc::new(Shared {
                 session: Mutex::new(Some(session)),
                 store,
                 gate: tokio::sync::Mutex::new(()),
+                durable,
+                behind: tokio::sync::watch::channel(0).0,
             }),
         }
     }
@@ -336,10 +377,11 @@ pub fn open_session<'env>(
 ) -> napi::Result<PromiseRaw<'env, JsSession>> {
     let store = store.inner.clone();
     let fork = take_fork(&mut options)?;
+    let durable = options.durable_transform.unwrap_or(true);
     let (opts, indexer) = build(store.clone(), options)?;
     env.spawn_future(async move {
         let session = open(store.clone(), indexer, opts, fork).await.js()?;
-        Ok(JsSession::wrap(session, store))
+        Ok(JsSession::wrap(session, store, durable))
     })
 }
 
@@ -352,9 +394,10 @@ pub fn open_session_sync(
 ) -> napi::Result<JsSession> {
     let store = store.inner.clone();
     let fork = take_fork(&mut options)?;
+    let durable = options.durable_transform.unwrap_or(true);
     let (opts, indexer) = build(store.clone(), options)?;
     let session = napi::bindgen_prelude::block_on(open(store.clone(), indexer, opts, fork)).js()?;
-    Ok(JsSession::wrap(session, store))
+    Ok(JsSession::wrap(session, store, durable))
 }
 
 #[napi]
@@ -389,7 +432,8 @@ impl JsSession {
 
     /// Ingest the harness transcript (JSON array) and return the context the
     /// model sees (JSON array). Resolves after the session's writes landed,
-    /// or, when the store is unreachable, with the writes queued (`writeError`).
+    /// or, when the store is unreachable, with the writes queued (`writeError`);
+    /// with `durableTransform: false`, once assembled (the write goes behind).
     #[napi]
     pub async fn transform_context(&self, messages_json: String) -> napi::Result<String> {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
@@ -397,7 +441,7 @@ impl JsSession {
             .shared
             .with(|s| s.ingest_and_assemble_json(&messages))
             .js()?;
-        self.shared.flush_tolerant().await.js()?;
+        self.shared.after_transform().await.js()?;
         Ok(out)
     }
 
@@ -418,7 +462,7 @@ impl JsSession {
             .with(|s| s.ingest_and_assemble_tail_json(total as usize, offset as usize, &tail))
             .js()?;
         if out.is_some() {
-            self.shared.flush_tolerant().await.js()?;
+            self.shared.after_transform().await.js()?;
         }
         Ok(out)
     }
@@ -545,8 +589,10 @@ impl JsSession {
     }
 
     /// Write everything queued in one transaction (null: nothing was queued).
+    /// Background writes of transformContext have finished when it resolves.
     #[napi]
     pub async fn flush(&self) -> napi::Result<Option<JsTxReceipt>> {
+        self.shared.settle().await;
         Ok(self.shared.flush().await.js()?.map(Into::into))
     }
 
@@ -581,6 +627,7 @@ impl JsSession {
     /// Latest version of any object (JSON text or null).
     #[napi]
     pub async fn get_object(&self, id: String) -> napi::Result<Option<String>> {
+        self.shared.settle().await;
         match self.shared.store.get(&id).await.js()? {
             Some(d) => to_json(&d).map(Some),
             None => Ok(None),
@@ -590,6 +637,7 @@ impl JsSession {
     /// Every version of an object, oldest first (JSON `[{txId, txTime, doc}]`).
     #[napi]
     pub async fn history(&self, id: String) -> napi::Result<String> {
+        self.shared.settle().await;
         let versions = self.shared.store.history(&id).await.js()?;
         let out: Vec<Value> = versions
             .into_iter()
@@ -601,6 +649,7 @@ impl JsSession {
     /// The version of an object visible at transaction `txId` (JSON or null).
     #[napi]
     pub async fn get_object_as_of(&self, id: String, tx_id: i64) -> napi::Result<Option<String>> {
+        self.shared.settle().await;
         let doc = self
             .shared
             .store
@@ -614,6 +663,7 @@ impl JsSession {
     #[napi]
     pub async fn reconstruct_call(&self, n: u32) -> napi::Result<String> {
         // Writes queued by that call must be in the store first.
+        self.shared.settle().await;
         self.shared.flush().await.js()?;
         let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
         let out = plan.run(&*self.shared.store).await.js()?;
@@ -625,6 +675,7 @@ impl JsSession {
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
         // Hold the gate so no flush is in flight while the session leaves.
+        self.shared.settle().await;
         let _gate = self.shared.gate.lock().await;
         let Some(mut session) = self.shared.lock().take() else {
             return Ok(());
