@@ -3,7 +3,7 @@
 // ContextManager.transformContext, on the embedded store and on XTDB.
 // Token figures are bench/replay's business; this only times the calls.
 //
-//   node bench/node/replay-latency.mjs [session.jsonl] [--xtdb URL] [--repeat N]
+//   node bench/node/replay-latency.mjs [session.jsonl] [--xtdb URL] [--repeat N] [--stores embedded,xtdb]
 //
 // Default session: /work/shared/workloads/pi-session-refactor.jsonl.
 // Reports p50/p99/max per call (all calls, and by thirds of the session, so
@@ -30,8 +30,10 @@ const calls = session.calls;
 console.log(`- session: ${file} — ${calls.length} model calls, ${session.compactionCalls.length} compactions (first calls after them: ${session.compactionCalls.join(", ")})`);
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-replay-")));
-const stores = [["embedded (file)", (r) => ({ kind: "embedded", path: join(dir, `replay-${r}.sqlite`) })]];
-if (XTDB) stores.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
+const ONLY = opt("stores", "embedded,xtdb").split(",");
+const stores = [];
+if (ONLY.includes("embedded")) stores.push(["embedded (file)", (r) => ({ kind: "embedded", path: join(dir, `replay-${r}.sqlite`) })]);
+if (XTDB && ONLY.includes("xtdb")) stores.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
 
 console.log(`\n## transformContext per model call, ${calls.length} calls${REPEAT > 1 ? ` × ${REPEAT} runs` : ""} (ms)\n`);
 console.log("| store | run | p50 | p99 | max | mean | Σ s | calls 1–⅓ p50 | ⅓–⅔ p50 | ⅔–end p50 | last-third p99 | after-compaction calls (ms) | JSON p50 | JSON share of p50 | in JSON KiB (last) |");
@@ -64,10 +66,18 @@ for (const [kind, storeFor] of stores) {
     const size = (d) => (d == null ? 0 : JSON.stringify(d).length);
     const chatNow = size(await cm.getObject(cm.chatObjectId));
     const sessNow = size(await cm.getObject(cm.sessionObjectId));
-    const chatHist = await cm.history(cm.chatObjectId);
-    const chatWritten = chatHist.reduce((a, v) => a + size(v.doc), 0);
-    const sessHist = await cm.history(cm.sessionObjectId);
-    const sessWritten = sessHist.reduce((a, v) => a + size(v.doc), 0);
+    // Fetching every version can exceed a store call's deadline on XTDB
+    // (hundreds of MiB in one response): report that instead of failing.
+    const versions = async (id) => {
+      try {
+        const h = await cm.history(id);
+        return { n: h.length, mib: f1(h.reduce((a, v) => a + size(v.doc), 0) / 2 ** 20) };
+      } catch (e) {
+        return { n: e.code ?? "error", mib: "–" };
+      }
+    };
+    const chatV = await versions(cm.chatObjectId);
+    const sessV = await versions(cm.sessionObjectId);
     await cm.close();
     const dbFile = kind.startsWith("embedded") ? storeFor(r).path : null;
     const fileSize = (p) => {
@@ -79,7 +89,7 @@ for (const [kind, storeFor] of stores) {
     };
     const dbBytes = dbFile ? fileSize(dbFile) + fileSize(`${dbFile}-wal`) : null;
     writes.push(
-      `| ${kind} | ${r + 1} | ${chatHist.length} | ${int(chatNow / 1024)} | ${f1(chatWritten / 2 ** 20)} | ${sessHist.length} | ${int(sessNow / 1024)} | ${f1(sessWritten / 2 ** 20)} | ${dbBytes == null ? "–" : f1(dbBytes / 2 ** 20)} |`,
+      `| ${kind} | ${r + 1} | ${chatV.n} | ${int(chatNow / 1024)} | ${chatV.mib} | ${sessV.n} | ${int(sessNow / 1024)} | ${sessV.mib} | ${dbBytes == null ? "–" : f1(dbBytes / 2 ** 20)} |`,
     );
     const all = stats(lat);
     const n = lat.length;

@@ -3,7 +3,7 @@
 // binding's cost (JSON.stringify of the whole transcript in, JSON.parse of
 // the assembled context out, napi async hop) is visible next to the core's.
 //
-//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000] [--layout cache|spec]
+//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000] [--layout cache|spec] [--stores embedded,xtdb]
 //
 // Each measured call appends ONE message (alternately an assistant tool call
 // and its result) to the transcript, like the Rust bench.
@@ -148,11 +148,13 @@ console.log(`\n## ContextManager.transformContext through the addon, one new mes
 console.log("| store | layout | turns | objects | build s | p50 | p99 | max | JSON stringify+parse p50 | p99 | share of p50 | transcript JSON KiB | out msgs |");
 console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-node-")));
-const kinds = [["embedded", (i) => ({ kind: "embedded", path: join(dir, `s${i}.sqlite`) })]];
-if (XTDB) kinds.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
+const ONLY = opt("stores", "embedded,xtdb").split(",");
+const kinds = [];
+if (ONLY.includes("embedded")) kinds.push(["embedded", (i) => ({ kind: "embedded", path: join(dir, `s${i}.sqlite`) })]);
+if (XTDB && ONLY.includes("xtdb")) kinds.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
 let i = 0;
 for (const [kind, storeFor] of kinds) {
-  for (const [turns, objects] of kind === "xtdb" ? SIZES.slice(-1) : SIZES) {
+  for (const [turns, objects] of SIZES) {
     const root = join(dir, `ws${i}`);
     mkdirSync(root);
     const b = await build(storeFor(i++), root, turns, objects);
