@@ -169,9 +169,14 @@ impl Indexer {
             .iter()
             .map(FilesystemSource::file_object_id)
             .collect();
+        // First position of each id, in input order: O(n), not O(n²) — a
+        // single `find` can list tens of thousands of paths.
+        let mut first_index: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(ids.len());
         let mut unique: Vec<String> = Vec::new();
-        for id in &ids {
-            if !unique.contains(id) {
+        for (i, id) in ids.iter().enumerate() {
+            if let std::collections::hash_map::Entry::Vacant(e) = first_index.entry(id.as_str()) {
+                e.insert(i);
                 unique.push(id.clone());
             }
         }
@@ -204,10 +209,7 @@ impl Indexer {
             let stubs: Vec<Document> = pending
                 .iter()
                 .filter(|id| !known.contains_key(*id))
-                .map(|id| {
-                    let i = ids.iter().position(|x| x == id).expect("id from ids");
-                    file_document(&sources[i], FilePayload::Stub)
-                })
+                .map(|id| file_document(&sources[first_index[id.as_str()]], FilePayload::Stub))
                 .collect();
             if stubs.is_empty() {
                 break;
