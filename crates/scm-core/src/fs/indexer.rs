@@ -116,6 +116,26 @@ impl Indexer {
             .await
     }
 
+    /// Write one new version: `Updated` if the object existed, else `Created`.
+    async fn write_version(
+        &self,
+        object_id: String,
+        doc: Document,
+        existed: bool,
+    ) -> Result<IndexResult> {
+        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
+        Ok(IndexResult {
+            object_id,
+            action: if existed {
+                IndexAction::Updated
+            } else {
+                IndexAction::Created
+            },
+            doc,
+            receipt: Some(receipt),
+        })
+    }
+
     async fn index_with_link(
         &self,
         resolved: &ResolvedPath,
@@ -140,17 +160,7 @@ impl Indexer {
         if let Some((key, id)) = link {
             doc.insert(key.into(), Value::String(id.into()));
         }
-        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
-        Ok(IndexResult {
-            object_id,
-            action: if existing.is_some() {
-                IndexAction::Updated
-            } else {
-                IndexAction::Created
-            },
-            doc,
-            receipt: Some(receipt),
-        })
+        self.write_version(object_id, doc, existing.is_some()).await
     }
 
     /// Discovery: a stub (null content and hashes) unless the object exists,
@@ -293,17 +303,7 @@ impl Indexer {
         if let Some(to) = renamed_to {
             doc.insert(RENAMED_TO.into(), Value::String(to.into()));
         }
-        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
-        Ok(IndexResult {
-            object_id,
-            action: if existing.is_some() {
-                IndexAction::Updated
-            } else {
-                IndexAction::Created
-            },
-            doc,
-            receipt: Some(receipt),
-        })
+        self.write_version(object_id, doc, existing.is_some()).await
     }
 }
 

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::resume::ids_of;
 use super::{Session, SessionOptions};
 use crate::context::ingest::fingerprint;
 use crate::context::static_refs::ModelCallRecord;
@@ -115,29 +116,17 @@ fn cursor_matches(chat_doc: &Document, fps: &[String], m: usize) -> bool {
         && covered(&fps[..m], &consumed_fps(chat_doc)) == m
 }
 
-fn ids(doc: &Document, key: &str) -> Vec<String> {
-    doc.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The parent's sets as the record of call `r` describes them: the pool
 /// prefix it showed and its active positions (the session document may have
 /// moved on since, e.g. by an operation after the parent's last call).
 fn sets_as_recorded(session_doc: &mut Document, r: &ModelCallRecord) {
-    let pool = ids(session_doc, "metadata_pool");
+    let pool = ids_of(session_doc, "metadata_pool");
     if pool.len() < r.pool_len {
         return; // not this session's pool: keep the document as it is
     }
     let pool = &pool[..r.pool_len];
     let active: Vec<&String> = r.active.iter().filter_map(|&p| pool.get(p)).collect();
-    let pinned: Vec<String> = ids(session_doc, "pinned_set")
+    let pinned: Vec<String> = ids_of(session_doc, "pinned_set")
         .into_iter()
         .filter(|id| active.contains(&id))
         .collect();

@@ -25,7 +25,8 @@ const FETCH_CHUNK: usize = 1000;
 /// Files reconciled concurrently.
 const RECONCILE_CONCURRENCY: usize = 16;
 
-fn ids_of(doc: &Document, key: &str) -> Vec<String> {
+/// The string ids in a document's array field (empty when absent).
+pub(super) fn ids_of(doc: &Document, key: &str) -> Vec<String> {
     doc.get(key)
         .and_then(Value::as_array)
         .map(|a| {
