@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The main job, offline: a real pi session (scripted faux model, no network, no API key) with the
 // self-context-manager package loaded, on a small temp workspace with the embedded store. For every
-// model call it prints what the model saw — roles, pool lines, toolcall_refs, active blocks — and its
-// size next to what pi alone would have sent for the same call.
+// model call it prints what the model saw — the header, live tool output, collapsed refs like
+// [t3 · 42 lines], FILES lists — and its size next to what pi alone would have sent for the same call.
 //
 //   bash scripts/pi/setup.sh && node scripts/pi/demo.mjs [--line 0.73|1.5] [--keep] [--full]
 //
@@ -82,6 +82,10 @@ const r = await runPi({
 	script,
 	prompt: "The invoice total is wrong. Find and fix the bug.",
 	timeoutMs: 120000,
+	// The product collapses live tool output past 10,000 tokens (chars/4), keeping the newest 2,000:
+	// a real session gets there in a few dozen calls. This 8-call demo lowers both so the
+	// collapse is visible; everything else is the shipped default (cache layout).
+	env: { SCM_CACHE_HIGH: "400", SCM_CACHE_LOW: "150" },
 });
 if (r.exitCode !== 0 || r.captures.length === 0) {
 	console.error(`demo: pi exited ${r.exitCode}\n${r.stderr.slice(-3000)}`);
@@ -99,15 +103,29 @@ const textOfMessage = (m) => {
 const chars = (msgs) => msgs.reduce((n, m) => n + textOfMessage(m).length, 0);
 const tok = (c) => Math.ceil(c / 4);
 const short = (s, n = 60) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
-const shortId = (id) => (id.startsWith("toolcall:") ? `toolcall:…:${id.split(":").slice(2).join(":").slice(-10)}` : id.slice(0, 10));
-const kind = (m) => {
-	const t = m.role === "user" ? messageText(m) : "";
-	return t.startsWith("METADATA_POOL") ? "pool" : t.startsWith("ACTIVE_CONTENT") ? "active" : m.role;
-};
 
-console.log(`pi ${line} · ${r.captures.length} model calls · workspace ${cwd}\n`);
+console.log(`pi ${line} · ${r.captures.length} model calls · workspace ${cwd}`);
+console.log("(demo thresholds: collapse when live output > 400 tokens, keep the newest 150; defaults 10,000 / 2,000)\n");
 let sumManaged = 0;
 let sumRaw = 0;
+const REF = /^\[(t\d+) · (\d+) lines?\]$/;
+const describeMessage = (m) => {
+	const t = messageText(m);
+	if (m.role === "user") {
+		if (t.startsWith("Context manager:")) return "header  (explains ids and refs; constant)";
+		if (t.startsWith("FILES")) return `files   ${short(t.split("\n").slice(1).join(" | "), 90)}`;
+		return `user    ${short(JSON.stringify(t), 90)}`;
+	}
+	if (m.role === "assistant") {
+		const calls = (m.content ?? []).filter((b) => b.type === "toolCall").map((b) => `${b.id}=${b.name}(${short(JSON.stringify(b.arguments), 50)})`);
+		return `assist  ${[t ? short(JSON.stringify(t), 40) : "", ...calls].filter(Boolean).join(" ")}`;
+	}
+	if (m.role === "toolResult") {
+		const ref = REF.exec(t.trim());
+		return ref ? `result  ${m.toolCallId} collapsed → ${t.trim()}` : `result  ${m.toolCallId} live, ${t.length} chars: ${short(JSON.stringify(t), 60)}`;
+	}
+	return `${m.role} ${short(t, 80)}`;
+};
 r.captures.forEach((c, i) => {
 	const msgs = c.messages.filter((m) => m.role !== "system");
 	const rawMsgs = raw[i] ?? [];
@@ -115,29 +133,9 @@ r.captures.forEach((c, i) => {
 	const rc = chars(rawMsgs);
 	sumManaged += mc;
 	sumRaw += rc;
-	const roles = [];
-	for (const m of msgs) {
-		const k = kind(m);
-		const lastR = roles.at(-1);
-		if (lastR && lastR.k === k) lastR.n++;
-		else roles.push({ k, n: 1 });
-	}
-	console.log(`── call ${c.call} ─ roles: ${roles.map((x) => (x.n > 1 ? `${x.k}×${x.n}` : x.k)).join(" ")}`);
-	const poolMsg = msgs.find((m) => kind(m) === "pool");
-	const poolLines = poolMsg ? messageText(poolMsg).split("\n").slice(1).filter((l) => l.startsWith("- id=")) : [];
-	console.log(`   pool (${poolLines.length}):`);
-	for (const l of poolLines) {
-		const id = /^- id=(\S+)/.exec(l)[1];
-		console.log(`     ${shortId(id)} ${short(l.slice(l.indexOf(" ", 2) + 1), 90)}`);
-	}
-	const refs = msgs.filter((m) => m.role === "toolResult").map((m) => /tool=(\S+) status=(\S+)/.exec(messageText(m))).filter(Boolean).map((x) => `${x[1]}:${x[2]}`);
-	if (refs.length) console.log(`   toolcall_refs (${refs.length}): ${refs.join(" ")}`);
-	for (const m of msgs.filter((x) => kind(x) === "active")) {
-		const t = messageText(m);
-		const id = /^ACTIVE_CONTENT id=(\S+)/.exec(t)[1];
-		console.log(`   active ${shortId(id)}: ${t.length - t.indexOf("\n") - 1} chars — ${short(JSON.stringify(t.slice(t.indexOf("\n") + 1)), 70)}`);
-	}
-	if (full) for (const m of msgs) console.log(`     [${kind(m)}] ${textOfMessage(m)}`);
+	console.log(`── call ${c.call}`);
+	for (const m of msgs) console.log(`   ${describeMessage(m)}`);
+	if (full) for (const m of msgs) console.log(`     [${m.role}] ${textOfMessage(m)}`);
 	const pct = rc ? Math.round((100 * (mc - rc)) / rc) : 0;
 	console.log(`   model saw ${mc} chars ≈ ${tok(mc)} tok · pi alone ${rc} chars ≈ ${tok(rc)} tok (${pct >= 0 ? "+" : ""}${pct}%)\n`);
 });
