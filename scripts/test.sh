@@ -34,6 +34,9 @@ export SCM_TEST_XTDB_URL="$XTDB_URL" SCM_REQUIRE_XTDB=1
 step "cargo test (core + store conformance on embedded and XTDB)"
 cargo test --workspace
 
+step "pi 0.73.1 + 1.5.2, Node 22, rg/fd (the e2e suites and vitest's jiti-load test use them)"
+bash scripts/pi/setup.sh
+
 step "vitest (addon, both stores)"
 npx vitest run
 
@@ -42,5 +45,4 @@ npm ci --prefix bench/replay --no-audit --no-fund
 node --test bench/replay/
 
 step "pi end-to-end (real pi 0.73.1 and 1.5.2, scripted model, offline)"
-bash scripts/pi/setup.sh
 node --test --test-concurrency=1 e2e/
