@@ -164,13 +164,19 @@ impl Session {
         }
     }
 
-    /// Loads an object's content into context (counts as fresh use).
-    pub fn activate(&mut self, target: &str) -> OpResult {
+    /// Shared start of the set operations: the session is open, watcher
+    /// versions are applied, and `target` names a content object.
+    fn op_target(&mut self, target: &str) -> std::result::Result<String, OpResult> {
         if let Err(e) = self.ensure_open() {
-            return OpResult::failure(&e, None);
+            return Err(OpResult::failure(&e, None));
         }
         self.drain_watch();
-        let id = match self.resolve_target(target) {
+        self.resolve_target(target)
+    }
+
+    /// Loads an object's content into context (counts as fresh use).
+    pub fn activate(&mut self, target: &str) -> OpResult {
+        let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
@@ -195,11 +201,7 @@ impl Session {
 
     /// Collapses an object to its metadata line (it stays in the pool).
     pub fn deactivate(&mut self, target: &str) -> OpResult {
-        if let Err(e) = self.ensure_open() {
-            return OpResult::failure(&e, None);
-        }
-        self.drain_watch();
-        let id = match self.resolve_target(target) {
+        let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
@@ -222,11 +224,7 @@ impl Session {
 
     /// Activates an object and exempts it from auto-collapse until unpinned.
     pub fn pin(&mut self, target: &str) -> OpResult {
-        if let Err(e) = self.ensure_open() {
-            return OpResult::failure(&e, None);
-        }
-        self.drain_watch();
-        let id = match self.resolve_target(target) {
+        let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
@@ -246,11 +244,7 @@ impl Session {
 
     /// Removes the pin; the object stays active until the window collapses it.
     pub fn unpin(&mut self, target: &str) -> OpResult {
-        if let Err(e) = self.ensure_open() {
-            return OpResult::failure(&e, None);
-        }
-        self.drain_watch();
-        let id = match self.resolve_target(target) {
+        let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
