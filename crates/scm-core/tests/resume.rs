@@ -7,7 +7,8 @@ mod session_support;
 
 use std::time::{Duration, Instant};
 
-use scm_core::session::{CollapsePolicy, Session, SessionOptions};
+use scm_core::model::chat_object_id;
+use scm_core::session::{CollapsePolicy, Layout, Session, SessionOptions};
 use serde_json::json;
 use session_support::*;
 
@@ -357,4 +358,93 @@ async fn stubs_are_not_watched() {
         );
         s.close().await.unwrap();
     }
+}
+
+/// pi's final answer of a run reaches `transform_context` only with the next
+/// model call; `/tree`, a fork, a switch or quit come before it. Observed
+/// messages are stored without a model call, and the next call (same process,
+/// replaced array, or resumed) ingests none of them again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observed_messages_are_stored_without_a_model_call_and_never_ingested_twice() {
+    for store in stores() {
+        for layout in [Layout::Spec, Layout::Cache] {
+            let ws = Workspace::new(store.clone());
+            let id = unique_id("observe");
+            let opts = || {
+                let mut o = SessionOptions::new(&id);
+                o.layout = layout;
+                o
+            };
+            let mut t = Transcript::default();
+            t.user("first")
+                .call("c1", "bash", json!({"command": "x"}), "out-1");
+            let mut s = ws.open(opts()).await;
+            s.transform_context(&t.messages).await.unwrap();
+            let mut done = t.clone();
+            done.assistant("FINAL-ANSWER", &[]);
+            assert_eq!(s.observe_messages(&done.messages).unwrap(), 1);
+            assert_eq!(s.model_call_count(), 1, "observing is not a model call");
+            assert!(s.has_pending());
+            s.flush().await.unwrap();
+            let chat = store.get(&chat_object_id(&id)).await.unwrap().unwrap();
+            assert_eq!(
+                serde_json::to_string(&chat)
+                    .unwrap()
+                    .matches("FINAL-ANSWER")
+                    .count(),
+                1,
+                "{layout:?}: the stored chat has the observed answer once"
+            );
+            // Again (agent_end, then session_shutdown): nothing new, nothing to write.
+            assert_eq!(s.observe_messages(&done.messages).unwrap(), 0);
+            assert!(!s.has_pending());
+            // The tail form: the fast path, or None for a window that does not continue.
+            let n = done.messages.len();
+            assert_eq!(
+                s.observe_messages_tail(n, n - 1, &done.messages[n - 1..])
+                    .unwrap(),
+                Some(0)
+            );
+            assert_eq!(
+                s.observe_messages_tail(n, n - 2, &done.messages[n - 2..])
+                    .unwrap(),
+                None
+            );
+
+            // /tree back to "first": a replaced array without the answer, plus a new prompt.
+            let mut branch = t.clone();
+            branch.user("second");
+            let out = s.transform_context(&branch.messages).await.unwrap();
+            assert_eq!(occurrences(&out, "FINAL-ANSWER"), 1, "{layout:?}");
+            assert_eq!(occurrences(&out, "second"), 1, "{layout:?}");
+            let texts = texts(&out);
+            let at = |needle: &str| texts.iter().position(|x| x.contains(needle)).unwrap();
+            assert!(at("FINAL-ANSWER") < at("second"), "{layout:?}: pi's order");
+            s.close().await.unwrap();
+
+            // Resumed in a new process, the whole branch again: nothing re-ingested.
+            let mut r = ws.open(opts()).await;
+            let turns = r.turn_count();
+            branch.assistant("later", &[]).user("third");
+            let out = r.transform_context(&branch.messages).await.unwrap();
+            assert_eq!(r.turn_count(), turns + 1, "{layout:?}");
+            assert_eq!(occurrences(&out, "FINAL-ANSWER"), 1, "{layout:?}");
+            assert_eq!(occurrences(&out, "out-1"), 1, "{layout:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_observed_message_changes_nothing() {
+    let ws = Workspace::new(stores().remove(0));
+    let mut s = ws.session("observe-bad").await;
+    let mut t = Transcript::default();
+    t.user("u");
+    s.transform_context(&t.messages).await.unwrap();
+    s.flush().await.unwrap();
+    t.push(json!({"role": "assistant", "content": 7, "timestamp": 1}));
+    let err = s.observe_messages(&t.messages).unwrap_err();
+    assert_eq!(err.code(), "INVALID_MESSAGE");
+    assert_eq!(s.cursor(), 1);
+    assert!(!s.has_pending());
 }

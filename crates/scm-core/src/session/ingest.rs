@@ -144,6 +144,43 @@ impl Session {
         Ok(Some(out))
     }
 
+    /// Ingests the harness transcript without assembling a context or
+    /// recording a model call; the writes are queued ([`Session::flush`]).
+    /// For messages that would otherwise reach the engine only with the next
+    /// model call: pi's final answer of a run, which a `/tree`, fork, session
+    /// switch or quit would leave unrecorded. Idempotent with the next
+    /// [`Session::ingest_and_assemble`] (the cursor: nothing consumed is
+    /// ingested again). Returns how many messages were new.
+    ///
+    /// A malformed new message → `INVALID_MESSAGE` and nothing changes.
+    pub fn observe_messages(&mut self, messages: &[Value]) -> Result<usize> {
+        self.ensure_open()?;
+        self.drain_watch();
+        let sel = self.cursor.select(messages);
+        let n = sel.new.len();
+        self.ingest_selection(sel, messages, 0)?;
+        Ok(n)
+    }
+
+    /// [`Session::observe_messages`] given only `messages[offset..total]`, as
+    /// [`Session::ingest_and_assemble_tail_json`]. None (nothing changed)
+    /// when the window does not continue what was consumed.
+    pub fn observe_messages_tail(
+        &mut self,
+        total: usize,
+        offset: usize,
+        tail: &[Value],
+    ) -> Result<Option<usize>> {
+        self.ensure_open()?;
+        let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
+            return Ok(None);
+        };
+        self.drain_watch();
+        let n = sel.new.len();
+        self.ingest_selection(sel, tail, offset)?;
+        Ok(Some(n))
+    }
+
     fn ingest(&mut self, messages: &[Value]) -> Result<()> {
         let sel = self.cursor.select(messages);
         self.ingest_selection(sel, messages, 0)
