@@ -413,6 +413,18 @@ export declare class ContextManager {
    * INVALID_MESSAGE for a malformed new message (nothing changes).
    */
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
+  /**
+   * Harness transcript in, nothing out: the new messages are ingested and
+   * stored without a model call (no context assembled, none recorded). For
+   * messages that would otherwise reach the engine only with the next
+   * transformContext, e.g. a run's final answer before the user navigates the
+   * session tree, forks or quits. Same cursor as transformContext: the next
+   * call ingests none of them again, and observing twice is a no-op.
+   * Resolves with how many messages were new, once stored; an unreachable
+   * store leaves the write queued (`lastError`). INVALID_MESSAGE for a
+   * malformed new message (nothing changes).
+   */
+  observeMessages(messages: HarnessMessage[]): Promise<number>;
   /** The agent reads a file: indexed, added to the session, active. */
   read(path: string): Promise<OpResult>;
   /**
@@ -499,6 +511,8 @@ export declare class SelfContextManager {
   readonly contextManager: ContextManager | null;
   load(): Promise<void>;
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
+  /** ContextManager.observeMessages: store new messages without a model call. */
+  observeMessages(messages: HarnessMessage[]): Promise<number>;
   read(path: string): Promise<OpResult>;
   activate(id: string): OpResult;
   deactivate(id: string): OpResult;

@@ -57,6 +57,17 @@ export declare class NativeSession {
    */
   transformContextTail(total: number, offset: number, tailJson: string): Promise<string | null>
   /**
+   * Ingest harness messages (JSON array) without a model call: no context
+   * is assembled or recorded. Resolves with how many were new, after their
+   * write landed (a transient store failure leaves it queued, `writeError`).
+   */
+  observeMessages(messagesJson: string): Promise<number>
+  /**
+   * The same from a window of the transcript, as `transformContextTail`:
+   * null when the window does not continue what was consumed.
+   */
+  observeMessagesTail(total: number, offset: number, tailJson: string): Promise<number | null>
+  /**
    * The last failed store write (`{ code, message }`): its documents are
    * queued for the next flush. null once a write landed.
    */

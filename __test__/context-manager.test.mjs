@@ -245,6 +245,28 @@ describeStores('ContextManager', ({ kind, options }) => {
       await again.close();
     });
 
+    test('observeMessages stores new messages without a model call; neither the next transform nor a resume ingests them again', async () => {
+      const { ws, cm, sessionId, storeOptions } = await setup();
+      const t = [msg.user('first', 1), msg.assistant([{ id: 'x1', name: 'bash', arguments: { command: 'ls' } }], undefined), msg.result('x1', 'bash', 'ok')];
+      await cm.transformContext(t);
+      const done = [...t, msg.assistant([], 'FINAL-ANSWER')];
+      expect(await cm.observeMessages(done)).toBe(1); // the tail path
+      expect(await cm.observeMessages(done)).toBe(0);
+      expect(cm.stats()).toMatchObject({ cursor: 4, modelCallCount: 1, hasPending: false });
+      expect(JSON.stringify(await cm.getObject(cm.chatObjectId)).split('FINAL-ANSWER').length - 1).toBe(1);
+      await expectCode(cm.observeMessages('nope'), 'INVALID_ARGUMENT');
+      await expectCode(cm.observeMessages([...done, { content: 'no role' }]), 'INVALID_MESSAGE');
+      // A replaced array (another branch): the whole array goes; only the new prompt is new.
+      expect(await cm.observeMessages([t[0], msg.user('other', 2)])).toBe(1);
+      await cm.close();
+      const again = await ContextManager.open({ sessionId, workspaceRoot: ws, store: storeOptions, layout: 'spec' });
+      const out = await again.transformContext([t[0], msg.user('other', 2), msg.user('third', 3)]);
+      const chat = out.map(textOf).filter((x) => !x.startsWith('METADATA_POOL') && !x.startsWith('ACTIVE_CONTENT'));
+      expect(chat.filter((x) => x.includes('FINAL-ANSWER'))).toHaveLength(1);
+      expect(chat.slice(-3)).toEqual(['FINAL-ANSWER', 'other', 'third']);
+      await again.close();
+    });
+
     test('close is idempotent; afterwards every call is SESSION_CLOSED', async () => {
       const { cm } = await setup();
       await cm.close();

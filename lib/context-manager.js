@@ -149,6 +149,24 @@ class ContextManager {
     return JSON.parse(await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages))));
   }
 
+  /**
+   * Harness messages in, nothing out: the new ones are ingested and stored without a model call (no context is
+   * assembled or recorded). For messages that would otherwise reach the engine only with the next model call, e.g.
+   * the final answer of a run before the user navigates, forks or quits. The same cursor as transformContext, so the
+   * next transformContext ingests none of them again. Resolves with how many were new, once stored (an unreachable
+   * store leaves the write queued: `lastError`).
+   */
+  async observeMessages(messages) {
+    if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'observeMessages: messages must be an array');
+    const c = this[NATIVE].consumed;
+    if (c > 0 && messages.length >= c) {
+      const tail = JSON.stringify(messages.slice(c - 1));
+      const n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, c - 1, tail));
+      if (n != null) return n;
+    }
+    return wrapAsync(() => this[NATIVE].observeMessages(JSON.stringify(messages)));
+  }
+
   /** The agent reads a file: indexed, added to the session and active. */
   async read(path) {
     return opResult(await wrapAsync(() => this[NATIVE].read(path)));

@@ -113,6 +113,11 @@ class SelfContextManager {
     return (await this.#ready()).transformContext(messages);
   }
 
+  /** Store new messages without a model call (e.g. the run's final answer before the session ends); resolves with how many were new. */
+  async observeMessages(messages) {
+    return (await this.#ready()).observeMessages(messages);
+  }
+
   /** Read a file into context: `{ ok, message, id? }`. */
   async read(filePath) {
     return (await this.#ready()).read(filePath);

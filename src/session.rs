@@ -467,6 +467,37 @@ impl JsSession {
         Ok(out)
     }
 
+    /// Ingest harness messages (JSON array) without a model call: no context
+    /// is assembled or recorded. Resolves with how many were new, after their
+    /// write landed (a transient store failure leaves it queued, `writeError`).
+    #[napi]
+    pub async fn observe_messages(&self, messages_json: String) -> napi::Result<u32> {
+        let messages: Vec<Value> = parse_json(&messages_json, "observeMessages messages")?;
+        let n = self.shared.with(|s| s.observe_messages(&messages)).js()?;
+        self.shared.flush_tolerant().await.js()?;
+        Ok(n as u32)
+    }
+
+    /// The same from a window of the transcript, as `transformContextTail`:
+    /// null when the window does not continue what was consumed.
+    #[napi]
+    pub async fn observe_messages_tail(
+        &self,
+        total: u32,
+        offset: u32,
+        tail_json: String,
+    ) -> napi::Result<Option<u32>> {
+        let tail: Vec<Value> = parse_json(&tail_json, "observeMessages messages")?;
+        let out = self
+            .shared
+            .with(|s| s.observe_messages_tail(total as usize, offset as usize, &tail))
+            .js()?;
+        if out.is_some() {
+            self.shared.flush_tolerant().await.js()?;
+        }
+        Ok(out.map(|n| n as u32))
+    }
+
     /// The last failed store write (`{ code, message }`): its documents are
     /// queued for the next flush. null once a write landed.
     #[napi(getter)]
