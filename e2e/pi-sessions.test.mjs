@@ -10,7 +10,7 @@ import { join } from "node:path";
 import {
 	PI_LINES, tempBase, workspace, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, pool, active,
 	poolFile, activeFile, again, call, step, messageText, header, toolCalls, toolResults, resultOf, refFor, filesListed,
-	fileListed, userVisibleResults, assertToolResultsPaired, waitForIndexed,
+	fileListed, userVisibleResults, assertToolResultsPaired, waitForIndexed, storedChat,
 } from "./fixtures/scm-pi.mjs";
 
 const BASE = tempBase("pi-sessions");
@@ -125,6 +125,26 @@ for (const line of PI_LINES) {
 			assert.equal(resultOf(afterActivate, "t5").text, `${fb.id} b.md\n${B}`);
 			assert.equal(count(allText(afterActivate), "BRAVO-TEXT"), 1);
 			assert.equal(header(afterActivate), header(parentLast), "the header changed across resumes");
+		});
+
+		it("quit after a run, both layouts: the run's final answer is in the stored chat before pi exits, once; a resume ingests it no second time", opt, async () => {
+			for (const layout of ["cache", "spec"]) {
+				const ws = workspace(BASE, { "a.md": A });
+				const env = { SCM_LAYOUT: layout };
+				// pi -p: one run, then pi shuts down; the last model call produced the answer.
+				const r = await scm({ line, ...ws, env, script: [step(call("read", { path: "a.md" })), "FIRST-ANSWER"], prompt: "first" });
+				assert.equal(r.captures.length, 2);
+				const stored = await storedChat(ws.cwd, r.sessionId);
+				assert.ok(stored, `${layout}: no chat:${r.sessionId} in the store`);
+				assert.equal(count(stored, "FIRST-ANSWER"), 1, `${layout}: the final answer is not stored once: ${stored.slice(0, 2000)}`);
+				const resumed = await scm({ line, ...again(ws), env, sessionId: r.sessionId, script: ["SECOND-ANSWER"], prompt: "second" });
+				assert.equal(count(allText(resumed.captures[0]), "FIRST-ANSWER"), 1, `${layout}: the stored answer is not shown once after resume`);
+				if (layout === "cache") assertContinues(r.captures.at(-1), resumed.captures[0], [["assistant", "FIRST-ANSWER"], ["user", "second"]], "resume after quit");
+				else assert.deepEqual(chat(resumed.captures[0]).slice(-2).map((m) => [m.role, messageText(m)]), [["assistant", "FIRST-ANSWER"], ["user", "second"]]);
+				const after = await storedChat(ws.cwd, r.sessionId);
+				assert.equal(count(after, "FIRST-ANSWER"), 1, `${layout}: the answer was ingested again`);
+				assert.equal(count(after, "SECOND-ANSWER"), 1, `${layout}: the resumed run's answer is not stored once`);
+			}
 		});
 
 		it("fork (--fork <file>), cache layout: the child's first context is the parent's context at the fork point plus its prompt", opt, async () => {

@@ -5,8 +5,8 @@
 // What is asserted is the design's cursor (docs/design.md §4): after the leaf moves, pi hands over a
 // replaced array; the engine ingests exactly the messages it has not consumed and keeps what it has
 // (memory-system-v0 §22.2: the engine is canonical). So the model keeps seeing the branch that was
-// left (up to its last model call), the new prompt comes after it once, and every tool output stays
-// retrievable by id.
+// left, its final answer included (stored at agent_end, before any navigation), the new prompt comes
+// after it once, and every tool output stays retrievable by id.
 // Run: node --test --test-concurrency=1 e2e/pi-tree.test.mjs
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -138,12 +138,11 @@ for (const LINE of PI_LINES) {
 			assert.equal(r.captures.length, 8, `model calls: ${r.captures.map((c) => c.step)}`);
 			const [, , , second2, third1, third2, third3, fourth1] = r.captures;
 
-			// The first call on the new branch: the engine's previous context plus the new prompt, once.
-			// The left branch stays (the engine is canonical) except "two": pi's final answer of a run
-			// reaches the engine only with the next model call, and after /tree there is none on that branch.
-			assertContinues(second2, third1, [["user", "third"]], "after /tree");
+			// The first call on the new branch: the engine's previous context, the left branch's final
+			// answer (stored at agent_end: the engine is canonical, nothing is lost), the new prompt, once each.
+			assertContinues(second2, third1, [["assistant", "two"], ["user", "third"]], "after /tree");
 			for (const t of ["first", "second", "third"]) assert.equal(convo(third1).filter((m) => m.role === "user" && messageText(m) === t).length, 1, `prompt "${t}" not exactly once`);
-			assert.equal(count(allText(third1), "two"), 0);
+			assert.equal(count(allText(third1), "two"), 1, "the left branch's final answer is not shown once");
 			assert.equal(count(allText(third1), "ROW 001"), 1, "the left branch's bash output is not shown once");
 			// t1 (read of a.md) collapsed when the bash output arrived; t2 is the newest output.
 			assert.equal(refOf(resultOf(third1, "t1").text)?.id, "t1");
@@ -157,10 +156,11 @@ for (const LINE of PI_LINES) {
 			assert.deepEqual(toolResults(third3).map((x) => [x.toolCallId, x.ref ? x.text : "live"]), [["t1", "[t1 · 6 lines]"], ["t2", "[t2 · 41 lines]"], ["t3", "[t3 · 7 lines]"], ["t4", "live"]]);
 			assert.equal(count(allText(third3), "ROW 001"), 1);
 
-			// Back on the first branch: its unconsumed tail ("two") and the new prompt are ingested, in pi's
-			// order, after what the engine already had; "three" (answer on the other branch, never consumed) is not.
-			assertContinues(third3, fourth1, [["assistant", "two"], ["user", "fourth"]], "after /tree back");
+			// Back on the first branch: the second branch's final answer ("three", stored when its run ended)
+			// and the new prompt follow what the engine already had; "two" (consumed before) does not come again.
+			assertContinues(third3, fourth1, [["assistant", "three"], ["user", "fourth"]], "after /tree back");
 			for (const t of ["first", "second", "third", "fourth"]) assert.equal(convo(fourth1).filter((m) => m.role === "user" && messageText(m) === t).length, 1, `prompt "${t}" not exactly once`);
+			for (const t of ["two", "three"]) assert.equal(convo(fourth1).filter((m) => m.role === "assistant" && messageText(m) === t).length, 1, `answer "${t}" not exactly once`);
 
 			// Resume after the switches: pi replays the current branch; the engine re-ingests nothing.
 			const resumed = checked(await runScm({ line: LINE, ...again(ws), env: EAGER, sessionId: r.sessionId, script: ["five"], prompt: "fifth" }));
@@ -171,7 +171,7 @@ for (const LINE of PI_LINES) {
 			assert.deepEqual(entries.filter((e) => e.type === "session").map((e) => e.id), [r.sessionId]);
 		});
 
-		it("spec layout: the same cursor; the pool and active set carry over, the chat gets the new prompt once", opt, async () => {
+		it("spec layout: the same cursor; the pool and active set carry over, the chat gets the left answer and the new prompt once", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n" });
 			const rpc = await startScmRpc({
 				line: LINE, ...ws, env: { SCM_LAYOUT: "spec", ...TREE }, extensions: [PROBE_EXTENSION],
@@ -193,7 +193,7 @@ for (const LINE of PI_LINES) {
 			const chat = (c) => convo(c).filter((m) => !isState(m));
 			const state = (c) => convo(c).filter(isState).map(messageText);
 			assert.deepEqual(chat(third1).slice(0, chat(second2).length), chat(second2));
-			assert.deepEqual(chat(third1).slice(chat(second2).length).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
+			assert.deepEqual(chat(third1).slice(chat(second2).length).map((m) => [m.role, messageText(m)]), [["assistant", "two"], ["user", "third"]]);
 			assert.deepEqual(state(third1), state(second2), "the pool or active set changed across /tree");
 			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
 		});
@@ -224,9 +224,10 @@ for (const LINE of PI_LINES) {
 			assert.match(messageText(convo(summaryCall)[0]), /^<conversation>\n\[Assistant tool calls\]: bash\(command="seq -f 'ROW %03g' 1 40"\)\n\n\[Assistant\]: two\n<\/conversation>/);
 			const ev = r.probe.find((x) => x.ev === "session_tree");
 			assert.equal(ev.summaryEntry?.type, "branch_summary");
-			// pi's context now has the summary (role branchSummary, a user message for the model) before the prompt.
-			const [summary] = convo(third1).slice(convo(second2).length);
-			assertContinues(second2, third1, [["user", messageText(summary)], ["user", "third"]], "after /tree with summary");
+			// pi's context now has the summary (role branchSummary, a user message for the model) before the
+			// prompt; the left branch's final answer was stored before it.
+			const [, summary] = convo(third1).slice(convo(second2).length);
+			assertContinues(second2, third1, [["assistant", "two"], ["user", messageText(summary)], ["user", "third"]], "after /tree with summary");
 			assert.match(messageText(summary), /^The following is a summary of a branch that this conversation came back from:\n\n<summary>\n[\s\S]*SUMMARY-TEXT of the branch[\s\S]*<\/summary>$/);
 			assert.equal(count(allText(third1), "SUMMARY-TEXT"), 1);
 			assert.equal(count(allText(third1), "third"), 1);

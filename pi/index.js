@@ -343,13 +343,48 @@ export default function selfContextManager(pi) {
 		return `self-context-manager is not available right now (${describe(S.lastError ?? "store not open")}); the context is pi's own until it is back`;
 	}
 
+	/**
+	 * Hands the engine the current branch's messages without a model call. The engine otherwise sees
+	 * them only in the next `context` call, so the final answer of a run would never be stored if the
+	 * user then navigates /tree, forks, switches or quits. pi's whole context as the hook would get
+	 * it (the engine's cursor takes only what is new): the session's projection, system messages
+	 * dropped (pi 1.x keeps its own in the session, not in the hook). A trailing error answer is left
+	 * out: pi drops it from its context when it retries, and the next `context` call ingests it if not.
+	 */
+	async function observeBranch(ctx) {
+		const cm = S.cm;
+		if (!cm || S.sessionId !== ctx.sessionManager.getSessionId()) return;
+		let messages;
+		try {
+			messages = llmMessages(ctx.sessionManager.buildSessionContext().messages).filter((m) => m.role !== "system");
+		} catch {
+			return;
+		}
+		const last = messages.at(-1);
+		if (last?.role === "assistant" && last.stopReason === "error") messages = messages.slice(0, -1);
+		try {
+			await cm.observeMessages(messages);
+		} catch (e) {
+			notifyOnce(ctx, `observe:${e.code ?? "?"}`, `the conversation was not stored (${describe(e)}); it is stored with the next model call`);
+		}
+	}
+
 	// --- lifecycle ---------------------------------------------------------------------------------
 
 	pi.on("session_start", async (_e, ctx) => {
 		await manager(ctx);
 	});
 
+	// The run's final answer, stored before anything can leave the branch it is on.
+	pi.on("agent_end", async (_e, ctx) => {
+		await observeBranch(ctx);
+	});
+	// Also where the branch is left or the session ends (messages added since, e.g. by a failed
+	// agent_end write or a user `!cmd`); a no-op when nothing is new.
+	for (const ev of ["session_before_tree", "session_before_fork", "session_before_switch"]) pi.on(ev, async (_e, ctx) => void (await observeBranch(ctx)));
+
 	pi.on("session_shutdown", async (_e, ctx) => {
+		await observeBranch(ctx);
 		await closeManager(ctx);
 		try {
 			ctx.ui?.setStatus?.(STATUS_KEY, undefined);
