@@ -494,9 +494,9 @@ pub async fn history(store: &dyn Store, id: &str) -> Result<Vec<Version>> {
         for (part, d) in &desc.parts {
             for k in 0..d.pages {
                 let pid = page_id(id, part, k);
-                if !page_versions.contains_key(&pid) {
-                    let h = store.history(&pid).await?;
-                    page_versions.insert(pid, h.into_iter().filter_map(|v| v.doc).collect());
+                if let std::collections::hash_map::Entry::Vacant(e) = page_versions.entry(pid) {
+                    let h = store.history(e.key()).await?;
+                    e.insert(h.into_iter().filter_map(|v| v.doc).collect());
                 }
             }
         }

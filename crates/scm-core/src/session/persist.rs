@@ -511,9 +511,35 @@ mod tests {
     /// every write (as of its transaction and in the history), across page
     /// boundaries, results completing calls of earlier pages, epochs and a
     /// resume.
-    #[tokio::test]
+    /// The embedded store, and a real XTDB node when `SCM_TEST_XTDB_URL`
+    /// names one (as the integration suites do).
+    fn stores() -> Vec<Arc<dyn Store>> {
+        let mut out: Vec<Arc<dyn Store>> = vec![Arc::new(EmbeddedStore::open_in_memory().unwrap())];
+        if let Ok(url) = std::env::var("SCM_TEST_XTDB_URL") {
+            if !url.trim().is_empty() {
+                let opts = crate::store::xtdb::XtdbOptions::new(url);
+                out.push(Arc::new(crate::store::xtdb::XtdbStore::new(opts).unwrap()));
+            }
+        }
+        out
+    }
+
+    fn unique(prefix: &str) -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        format!("{prefix}-{nanos}")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn materialised_documents_equal_the_unpaged_ones() {
-        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open_in_memory().unwrap());
+        for store in stores() {
+            roundtrip(store).await;
+        }
+    }
+
+    async fn roundtrip(store: Arc<dyn Store>) {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let resolver = Arc::new(Resolver::new("fs-t".into(), root, vec![], true));
@@ -522,7 +548,7 @@ mod tests {
             resolver,
             IndexerOptions::default(),
         ));
-        let mut opts = SessionOptions::new("paged-roundtrip");
+        let mut opts = SessionOptions::new(unique("paged-roundtrip"));
         opts.layout = Layout::Cache;
         opts.cache = CachePolicy {
             high: 400,
@@ -624,9 +650,14 @@ mod tests {
 
     /// A document written before paging (one chat document) is read as it
     /// is, and the session resumes from it; its next write is paged.
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn resumes_from_an_unpaged_store() {
-        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open_in_memory().unwrap());
+        for store in stores() {
+            resume_unpaged(store).await;
+        }
+    }
+
+    async fn resume_unpaged(store: Arc<dyn Store>) {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let resolver = Arc::new(Resolver::new("fs-t".into(), root, vec![], true));
@@ -635,7 +666,9 @@ mod tests {
             resolver,
             IndexerOptions::default(),
         ));
-        let opts = SessionOptions::new("unpaged");
+        let sid = unique("unpaged");
+        let chat_id = format!("chat:{sid}");
+        let opts = SessionOptions::new(sid);
         let mut s = Session::open(store.clone(), indexer.clone(), opts.clone())
             .await
             .unwrap();
@@ -655,10 +688,7 @@ mod tests {
             .unwrap();
         let turns = s.turn_count();
         drop(s);
-        assert_eq!(
-            paged::get(&*store, "chat:unpaged").await.unwrap().unwrap(),
-            chat
-        );
+        assert_eq!(paged::get(&*store, &chat_id).await.unwrap().unwrap(), chat);
         let mut s = Session::open(store.clone(), indexer.clone(), opts)
             .await
             .unwrap();
@@ -670,10 +700,10 @@ mod tests {
         s.ingest_and_assemble_json(&msgs).unwrap();
         let expected = unpaged_chat(&s);
         s.flush().await.unwrap();
-        let head = store.get("chat:unpaged").await.unwrap().unwrap();
+        let head = store.get(&chat_id).await.unwrap().unwrap();
         assert!(head.contains_key(paged::PAGED_KEY));
         assert_eq!(
-            paged::get(&*store, "chat:unpaged").await.unwrap().unwrap(),
+            paged::get(&*store, &chat_id).await.unwrap().unwrap(),
             expected
         );
         for i in 0..s.model_call_count() {
