@@ -180,7 +180,17 @@ impl JsStore {
     /// Every version, oldest first, as JSON `[{txId, txTime, doc}]`.
     #[napi]
     pub async fn history(&self, id: String) -> napi::Result<String> {
-        let versions = paged::history(&*self.inner, &id).await.js()?;
+        self.versions_json(paged::history(&*self.inner, &id).await.js()?)
+    }
+
+    /// Every version as stored: chat and session heads are not expanded
+    /// into whole documents (write-volume measurements, debugging).
+    #[napi]
+    pub async fn stored_history(&self, id: String) -> napi::Result<String> {
+        self.versions_json(self.inner.history(&id).await.js()?)
+    }
+
+    fn versions_json(&self, versions: Vec<scm_core::store::Version>) -> napi::Result<String> {
         let out: Vec<VersionJson> = versions
             .iter()
             .map(|v| VersionJson {

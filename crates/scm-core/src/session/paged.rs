@@ -292,10 +292,19 @@ async fn fetch_pages(
             }
         }
     }
+    let missing = |id: &str| {
+        Error::StoreProtocol(format!(
+            "{head_id}: page {id} of write {} is missing",
+            desc.seq
+        ))
+    };
     for id in &ids {
         let fits = |d: &Document| page_seq(d).is_some_and(|s| s <= desc.seq);
-        if got.get(id).is_some_and(fits) {
-            continue;
+        match got.get(id) {
+            Some(d) if fits(d) => continue,
+            // Every page a head names was written with it or before.
+            None => return Err(missing(id)),
+            Some(_) => {}
         }
         let Some(at) = as_of else {
             return Ok(None);
@@ -522,6 +531,7 @@ pub async fn history(store: &dyn Store, id: &str) -> Result<Vec<Version>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::TxOp;
 
     #[test]
     fn a_book_writes_the_tail_and_marked_pages_only() {
@@ -542,6 +552,66 @@ mod tests {
         let w = b.write("chat:s", "x", 3 * p + 1, 4, |i| i.into(), &mut docs);
         assert_eq!(w.pages, [0, 2, 3]);
         assert_eq!(w.desc.pages, 4);
+    }
+
+    /// A session head with one part of `n` items written as write `seq`.
+    fn head_write(seq: u64, n: usize) -> (Document, Vec<TxOp>) {
+        let mut b = Book::default();
+        let mut docs = Vec::new();
+        let w = b.write(
+            "session:s",
+            "session_index",
+            n,
+            seq,
+            |i| format!("id{i}").into(),
+            &mut docs,
+        );
+        let desc = PagedDesc {
+            seq,
+            parts: [("session_index".to_string(), w.desc)]
+                .into_iter()
+                .collect(),
+        };
+        let mut f = Map::new();
+        f.insert("session_id".into(), "s".into());
+        let head = seal_head(
+            crate::model::assigned_document("session:s", ObjectType::Session, None, f),
+            ObjectType::Session,
+            &desc,
+        );
+        let mut ops: Vec<TxOp> = docs.into_iter().map(TxOp::Put).collect();
+        ops.push(TxOp::Put(head.clone()));
+        (head, ops)
+    }
+
+    #[tokio::test]
+    async fn a_head_read_before_a_write_is_read_again_and_a_missing_page_is_an_error() {
+        let store = crate::store::embedded::EmbeddedStore::open_in_memory().unwrap();
+        let (old, ops) = head_write(1, 3);
+        store.submit(ops).await.unwrap();
+        let (_, ops) = head_write(2, 5);
+        store.submit(ops).await.unwrap();
+        // The page was rewritten after `old`: the latest head is read.
+        let doc = materialise_latest(&store, old.clone()).await.unwrap();
+        assert_eq!(doc["session_index"].as_array().unwrap().len(), 5);
+        // As of the first write: that write's page.
+        let first = store.history("session:s").await.unwrap()[0].tx_id;
+        let doc = get_as_of(&store, "session:s", AsOf::TxId(first))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            doc["session_index"],
+            serde_json::json!(["id0", "id1", "id2"])
+        );
+        // A head naming a page that was never written.
+        let mut broken = old;
+        broken.insert(
+            PAGED_KEY.into(),
+            serde_json::json!({"seq": 9, "parts": {"session_index": {"len": 40, "pages": 3}}}),
+        );
+        let e = materialise_latest(&store, broken).await.unwrap_err();
+        assert_eq!(e.code(), "STORE_PROTOCOL", "{e}");
     }
 
     #[test]
