@@ -183,8 +183,10 @@ export declare class Store {
   /** Latest versions of many objects; unknown ids are left out. */
   getMany<D = ObjectDocument>(ids: string[]): Promise<D[]>;
   getAsOf<D = ObjectDocument>(id: string, asOf: AsOf): Promise<D | null>;
-  /** Every version, oldest first. */
+  /** Every version, oldest first (chat and session documents whole). */
   history<D = ObjectDocument>(id: string): Promise<Version<D>[]>;
+  /** Every version as stored: chat and session heads not expanded (their pages are separate documents). */
+  storedHistory(id: string): Promise<Version<Record<string, unknown>>[]>;
   /** Newest visible transaction id (null for an empty store). */
   latestTxId(): Promise<number | null>;
   /** Transactions this handle submitted (committed or not). */

@@ -136,6 +136,11 @@ export declare class NativeStore {
   getAsOf(id: string, asOf: NapiAsOf): Promise<string | null>
   /** Every version, oldest first, as JSON `[{txId, txTime, doc}]`. */
   history(id: string): Promise<string>
+  /**
+   * Every version as stored: chat and session heads are not expanded
+   * into whole documents (write-volume measurements, debugging).
+   */
+  storedHistory(id: string): Promise<string>
   /** Newest visible transaction id (null for an empty store). */
   latestTxId(): Promise<number | null>
   /** Transactions this handle has submitted. */

@@ -46,6 +46,11 @@ class Store {
     return parse(await wrapAsync(() => this[NATIVE].history(id)));
   }
 
+  /** Every version as stored: chat and session heads not expanded into whole documents. */
+  async storedHistory(id) {
+    return parse(await wrapAsync(() => this[NATIVE].storedHistory(id)));
+  }
+
   /** Newest visible transaction id (null for an empty store). */
   latestTxId() {
     return wrapAsync(() => this[NATIVE].latestTxId()).then((v) => v ?? null);

@@ -21,6 +21,7 @@ use napi_derive::napi;
 use scm_core::fs::indexer::{Indexer, IndexerOptions};
 use scm_core::fs::resolver::{MountMapping, Resolver};
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
+use scm_core::session::paged;
 use scm_core::session::{
     CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, RenderOptions, Session, SessionOptions,
 };
@@ -659,7 +660,8 @@ impl JsSession {
     #[napi]
     pub async fn get_object(&self, id: String) -> napi::Result<Option<String>> {
         self.shared.settle().await;
-        match self.shared.store.get(&id).await.js()? {
+        // Chat and session documents are stored paged: read them whole.
+        match paged::get(&*self.shared.store, &id).await.js()? {
             Some(d) => to_json(&d).map(Some),
             None => Ok(None),
         }
@@ -669,7 +671,7 @@ impl JsSession {
     #[napi]
     pub async fn history(&self, id: String) -> napi::Result<String> {
         self.shared.settle().await;
-        let versions = self.shared.store.history(&id).await.js()?;
+        let versions = paged::history(&*self.shared.store, &id).await.js()?;
         let out: Vec<Value> = versions
             .into_iter()
             .map(|v| serde_json::json!({"txId": v.tx_id, "txTime": v.tx_time, "doc": v.doc}))
@@ -681,10 +683,7 @@ impl JsSession {
     #[napi]
     pub async fn get_object_as_of(&self, id: String, tx_id: i64) -> napi::Result<Option<String>> {
         self.shared.settle().await;
-        let doc = self
-            .shared
-            .store
-            .get_as_of(&id, scm_core::store::AsOf::TxId(tx_id))
+        let doc = paged::get_as_of(&*self.shared.store, &id, scm_core::store::AsOf::TxId(tx_id))
             .await
             .js()?;
         doc.as_ref().map(to_json).transpose()

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
+use scm_core::session::paged;
 use scm_core::store::xtdb::{XtdbOptions, XtdbStore};
 use scm_core::store::{embedded::EmbeddedStore, AsOf, Document, Store, TxOp, TxReceipt};
 use serde::{Deserialize, Serialize};
@@ -148,7 +149,7 @@ impl JsStore {
     /// Latest version as JSON text, or null.
     #[napi]
     pub async fn get(&self, id: String) -> napi::Result<Option<String>> {
-        match self.inner.get(&id).await.js()? {
+        match paged::get(&*self.inner, &id).await.js()? {
             Some(doc) => to_json(&doc).map(Some),
             None => Ok(None),
         }
@@ -157,15 +158,15 @@ impl JsStore {
     /// Latest versions of many objects as a JSON array (missing ids absent).
     #[napi]
     pub async fn get_many(&self, ids: Vec<String>) -> napi::Result<String> {
-        to_json(&self.inner.get_many(&ids).await.js()?)
+        to_json(&paged::get_many(&*self.inner, &ids).await.js()?)
     }
 
     /// The version visible at `{txId}` or `{txTime}`, as JSON text or null.
     #[napi]
     pub async fn get_as_of(&self, id: String, as_of: NapiAsOf) -> napi::Result<Option<String>> {
         let doc = match (as_of.tx_id, as_of.tx_time.as_deref()) {
-            (Some(tx_id), None) => self.inner.get_as_of(&id, AsOf::TxId(tx_id)).await,
-            (None, Some(t)) => self.inner.get_as_of(&id, AsOf::TxTime(t)).await,
+            (Some(tx_id), None) => paged::get_as_of(&*self.inner, &id, AsOf::TxId(tx_id)).await,
+            (None, Some(t)) => paged::get_as_of(&*self.inner, &id, AsOf::TxTime(t)).await,
             _ => {
                 return Err(invalid_arg(
                     "getAsOf: pass exactly one of { txId } or { txTime }",
@@ -179,7 +180,17 @@ impl JsStore {
     /// Every version, oldest first, as JSON `[{txId, txTime, doc}]`.
     #[napi]
     pub async fn history(&self, id: String) -> napi::Result<String> {
-        let versions = self.inner.history(&id).await.js()?;
+        self.versions_json(paged::history(&*self.inner, &id).await.js()?)
+    }
+
+    /// Every version as stored: chat and session heads are not expanded
+    /// into whole documents (write-volume measurements, debugging).
+    #[napi]
+    pub async fn stored_history(&self, id: String) -> napi::Result<String> {
+        self.versions_json(self.inner.history(&id).await.js()?)
+    }
+
+    fn versions_json(&self, versions: Vec<scm_core::store::Version>) -> napi::Result<String> {
         let out: Vec<VersionJson> = versions
             .iter()
             .map(|v| VersionJson {

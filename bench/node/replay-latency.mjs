@@ -71,17 +71,30 @@ for (const [kind, storeFor] of stores) {
       prevLen = call.messages.length;
       lastIn = JSON.stringify(call.messages).length;
     }
-    // What the calls wrote: the infrastructure documents are rewritten whole
-    // (a new version per call), so their sizes × calls is the write volume.
+    // What the calls wrote: every stored version of the chat and session
+    // heads and of their pages (the documents are paged, docs/design.md
+    // "Persistence"), as stored — not the whole documents `history` rebuilds.
     const size = (d) => (d == null ? 0 : JSON.stringify(d).length);
     const chatNow = size(await cm.getObject(cm.chatObjectId));
     const sessNow = size(await cm.getObject(cm.sessionObjectId));
-    // Fetching every version can exceed a store call's deadline on XTDB
-    // (hundreds of MiB in one response): report that instead of failing.
+    await cm.flush();
+    const raw = await scm.openStore(storeFor(r));
+    // Fetching every version can exceed a store call's deadline on XTDB:
+    // report that instead of failing.
     const versions = async (id) => {
       try {
-        const h = await cm.history(id);
-        return { n: h.length, mib: f1(h.reduce((a, v) => a + size(v.doc), 0) / 2 ** 20) };
+        const h = await raw.storedHistory(id);
+        let bytes = h.reduce((a, v) => a + size(v.doc), 0);
+        let pages = 0;
+        const parts = h.at(-1)?.doc?.paged?.parts ?? {};
+        for (const [part, d] of Object.entries(parts)) {
+          for (let k = 0; k < d.pages; k++) {
+            const ph = await raw.storedHistory(`page:${id}:${part}:${k}`);
+            pages += ph.length;
+            bytes += ph.reduce((a, v) => a + size(v.doc), 0);
+          }
+        }
+        return { n: pages ? `${h.length} + ${pages} page` : h.length, mib: f1(bytes / 2 ** 20) };
       } catch (e) {
         return { n: e.code ?? "error", mib: "–" };
       }
@@ -112,7 +125,7 @@ for (const [kind, storeFor] of stores) {
   }
 }
 console.log("\n### What the replay wrote\n");
-console.log("| store | run | chat versions | chat doc now KiB | Σ chat versions MiB | session versions | session doc now KiB | Σ session versions MiB | store file + WAL MiB |");
+console.log("| store | run | chat versions (head + pages) | chat doc now KiB | Σ chat versions stored MiB | session versions (head + pages) | session doc now KiB | Σ session versions stored MiB | store file + WAL MiB |");
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const w of writes) console.log(w);
 console.log(`\n(loadavg at end: ${loadavg()})`);

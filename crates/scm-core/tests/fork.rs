@@ -187,12 +187,11 @@ async fn parent_and_child_diverge_independently() {
         );
         // The parent is untouched, in memory and in the store.
         assert_eq!(parent.snapshot(), parent_before);
-        let stored = ws
-            .store
-            .get(&format!("session:{}", parent.session_id()))
-            .await
-            .unwrap()
-            .unwrap();
+        let stored =
+            scm_core::session::paged::get(&*ws.store, &format!("session:{}", parent.session_id()))
+                .await
+                .unwrap()
+                .unwrap();
         assert_eq!(
             stored["session_index"],
             json!(parent_before.session_index),

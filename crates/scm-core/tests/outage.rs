@@ -127,12 +127,11 @@ async fn the_context_is_assembled_during_an_outage_and_stored_after_it() {
             ws.store.get(&c2).await.unwrap().unwrap()["content"],
             "OUT-2"
         );
-        let stored = ws
-            .store
-            .get(&format!("session:{}", s.session_id()))
-            .await
-            .unwrap()
-            .unwrap();
+        let stored =
+            scm_core::session::paged::get(&*ws.store, &format!("session:{}", s.session_id()))
+                .await
+                .unwrap()
+                .unwrap();
         assert_eq!(stored["active_set"], json!(s.snapshot().active_set));
         // The outage-time call was recorded and rebuilds from the store.
         assert_eq!(s.reconstruct_call(1).await.unwrap(), out);
@@ -164,9 +163,7 @@ async fn the_next_call_after_an_outage_writes_what_was_queued() {
         for c in ["c1", "c2"] {
             assert!(ws.store.get(&toolcall_id(&s, c)).await.unwrap().is_some());
         }
-        let chat = ws
-            .store
-            .get(&format!("chat:{}", s.session_id()))
+        let chat = scm_core::session::paged::get(&*ws.store, &format!("chat:{}", s.session_id()))
             .await
             .unwrap()
             .unwrap();

@@ -660,12 +660,11 @@ async fn each_call_and_op_is_one_transaction() {
             s.flush().await.unwrap().is_none(),
             "nothing queued → no write"
         );
-        let stored = ws
-            .store
-            .get(&format!("session:{}", s.session_id()))
-            .await
-            .unwrap()
-            .unwrap();
+        let stored =
+            scm_core::session::paged::get(&*ws.store, &format!("session:{}", s.session_id()))
+                .await
+                .unwrap()
+                .unwrap();
         assert_eq!(stored["pinned_set"], json!([toolcall_id(&s, "c3")]));
     }
 }
@@ -711,19 +710,18 @@ async fn a_write_that_failed_is_retried_by_the_next_flush() {
         s.ingest_and_assemble_json(&t.messages).unwrap();
         // The binding's split path: take, (submission fails), restore.
         let pending = s.take_pending().unwrap();
-        let ops = pending.op_count();
-        assert_eq!(ops, 3, "toolcall + chat + session");
+        let ops = pending.op_count() - pending.page_count();
+        assert_eq!(ops, 3, "toolcall + chat and session heads (+ their pages)");
         s.restore_pending(pending);
         assert!(s.has_pending());
         let receipt = s.flush().await.unwrap().unwrap();
         let tc = toolcall_id(&s, "c1");
         assert!(ws.store.get(&tc).await.unwrap().is_some());
-        let stored = ws
-            .store
-            .get(&format!("session:{}", s.session_id()))
-            .await
-            .unwrap()
-            .unwrap();
+        let stored =
+            scm_core::session::paged::get(&*ws.store, &format!("session:{}", s.session_id()))
+                .await
+                .unwrap()
+                .unwrap();
         assert_eq!(stored["active_set"], json!([tc]));
         assert_eq!(s.model_call(0).unwrap().basis_tx, Some(receipt.tx_id));
     }

@@ -539,7 +539,9 @@ impl Session {
         Alias::parse(alias).and_then(|a| self.cache.aliases.resolve(a).ok().map(str::to_string))
     }
 
-    /// The persisted form: `(aliases, layout state)` for the chat document.
+    /// The unpaged form: `(aliases, layout state)` as the chat document
+    /// held them before paging (tests compare the materialised document).
+    #[cfg(test)]
     pub(super) fn cache_persisted(&self) -> (Value, Value) {
         (
             serde_json::to_value(&self.cache.aliases).unwrap_or(Value::Null),

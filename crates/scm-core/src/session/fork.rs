@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::resume::ids_of;
-use super::{Session, SessionOptions};
+use super::{paged, Session, SessionOptions};
 use crate::context::ingest::fingerprint;
 use crate::context::static_refs::ModelCallRecord;
 use crate::error::{Error, Result};
@@ -148,12 +148,14 @@ async fn fork_point(
     let session_id = session_object_id(parent);
     let chat_id = chat_object_id(parent);
     let prompt_id = system_prompt_object_id(parent);
-    let mut current: HashMap<String, Document> = store
-        .get_many(&[session_id.clone(), chat_id.clone(), prompt_id.clone()])
-        .await?
-        .into_iter()
-        .filter_map(|d| Some((d.get(ID_KEY)?.as_str()?.to_string(), d)))
-        .collect();
+    let mut current: HashMap<String, Document> = paged::get_many(
+        store,
+        &[session_id.clone(), chat_id.clone(), prompt_id.clone()],
+    )
+    .await?
+    .into_iter()
+    .filter_map(|d| Some((d.get(ID_KEY)?.as_str()?.to_string(), d)))
+    .collect();
     let (Some(session_doc), Some(chat_doc)) =
         (current.remove(&session_id), current.remove(&chat_id))
     else {
@@ -184,13 +186,13 @@ async fn fork_point(
             Some(tx) => {
                 let at = AsOf::TxId(tx);
                 // The chat first: most rejected candidates stop here.
-                let Some(c) = store.get_as_of(&chat_id, at).await? else {
+                let Some(c) = paged::get_as_of(store, &chat_id, at).await? else {
                     continue;
                 };
                 if !cursor_matches(&c, &fps, r.messages_consumed) {
                     continue;
                 }
-                let Some(s) = store.get_as_of(&session_id, at).await? else {
+                let Some(s) = paged::get_as_of(store, &session_id, at).await? else {
                     continue;
                 };
                 ForkPoint {

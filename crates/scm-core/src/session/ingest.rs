@@ -225,10 +225,8 @@ impl Session {
     }
 
     fn push_entry(&mut self, entry: MessageEntry) -> (usize, usize) {
-        let t = self.ensure_turn();
-        let msgs = &mut self.chat.turn_mut(t).messages;
-        msgs.push(entry);
-        (t, msgs.len() - 1)
+        self.ensure_turn();
+        self.chat.push_message(entry)
     }
 
     fn ingest_one(&mut self, msg: &Value, fp: String, kind: MessageKind) {
@@ -438,10 +436,7 @@ impl Session {
             .or_default()
             .push(id.clone());
         if let Some((t, m, k)) = matched {
-            let calls = self.chat.turn_mut(t).messages[m]
-                .tool_calls
-                .as_mut()
-                .unwrap();
+            let calls = self.chat.message_mut(t, m).tool_calls.as_mut().unwrap();
             calls[k].toolcall_id = Some(id.clone());
             calls[k].arguments = None;
             if calls.iter().all(|c| c.toolcall_id.is_some()) {
@@ -552,7 +547,6 @@ impl Session {
             .iter()
             .filter_map(|id| self.metadata_pool.position(id))
             .collect();
-        self.calls_json.push(None);
         self.calls.push(ModelCallRecord {
             call_index: self.calls.len(),
             messages_consumed: self.cursor.consumed,

@@ -50,6 +50,7 @@ mod fork;
 mod ingest;
 mod ops;
 mod outage;
+pub mod paged;
 mod persist;
 pub mod policy;
 mod reconstruct;
@@ -200,8 +201,11 @@ impl Cached {
 #[derive(Debug, Default)]
 struct ChatState {
     turns: Vec<Turn>,
-    /// Cached serialisation per turn; None after the turn changed.
-    turn_json: Vec<Option<persist::TurnJson>>,
+    /// Position of each turn's start in the flattened turns (see
+    /// [`paged`]): the turn start, then its messages.
+    turn_start: Vec<usize>,
+    /// Flattened positions changed in place since the last chat write.
+    changed: Vec<usize>,
     /// Rendered chat messages (toolcall_refs), serialised, append-only.
     rendered: ChatJson,
     /// Assistant messages with unresolved tool calls:
@@ -219,14 +223,41 @@ struct ChatState {
 
 impl ChatState {
     fn push_turn(&mut self, turn: Turn) {
+        self.turn_start.push(self.flat_len());
         self.turns.push(turn);
-        self.turn_json.push(None);
     }
 
-    /// A turn to change (its cached serialisation is dropped).
-    fn turn_mut(&mut self, t: usize) -> &mut Turn {
-        self.turn_json[t] = None;
-        &mut self.turns[t]
+    /// Appends a message to the last turn: its position.
+    fn push_message(&mut self, entry: crate::context::chat::MessageEntry) -> (usize, usize) {
+        let t = self.turns.len() - 1;
+        let msgs = &mut self.turns[t].messages;
+        msgs.push(entry);
+        (t, msgs.len() - 1)
+    }
+
+    /// A message to change in place (its page is written again).
+    fn message_mut(&mut self, t: usize, m: usize) -> &mut crate::context::chat::MessageEntry {
+        self.changed.push(self.turn_start[t] + 1 + m);
+        &mut self.turns[t].messages[m]
+    }
+
+    /// Length of the flattened turns.
+    fn flat_len(&self) -> usize {
+        match (self.turn_start.last(), self.turns.last()) {
+            (Some(s), Some(t)) => s + 1 + t.messages.len(),
+            _ => 0,
+        }
+    }
+
+    /// After replacing `turns` wholesale.
+    fn reindex(&mut self) {
+        self.turn_start.clear();
+        let mut at = 0;
+        for t in &self.turns {
+            self.turn_start.push(at);
+            at += 1 + t.messages.len();
+        }
+        self.changed.clear();
     }
 }
 
@@ -272,8 +303,8 @@ pub struct Session {
     cursor: Cursor,
     uses: UseWindow,
     calls: Vec<ModelCallRecord>,
-    /// Cached serialisation per record; None after it changed.
-    calls_json: Vec<Option<Arc<Value>>>,
+    /// What the store holds of the paged chat and session parts.
+    paged: persist::Books,
     /// Object hash last written into a model call record, per id.
     recorded: HashMap<String, String>,
     /// Pool objects (and the system prompt) whose shown version changed
@@ -320,7 +351,7 @@ impl Session {
             cursor: Cursor::default(),
             uses: UseWindow::default(),
             calls: Vec::new(),
-            calls_json: Vec::new(),
+            paged: Default::default(),
             recorded: HashMap::new(),
             dirty_versions: OrderedSet::new(),
             pending: Pending::default(),
@@ -459,16 +490,19 @@ impl Session {
 
     // ---- store pass-throughs ----
 
+    // The chat and session documents are stored paged: these read them
+    // whole (see [`paged`]).
+
     pub async fn get_object(&self, id: &str) -> Result<Option<Document>> {
-        self.store.get(id).await
+        paged::get(&*self.store, id).await
     }
 
     pub async fn history(&self, id: &str) -> Result<Vec<Version>> {
-        self.store.history(id).await
+        paged::history(&*self.store, id).await
     }
 
     pub async fn get_object_as_of(&self, id: &str, tx_id: i64) -> Result<Option<Document>> {
-        self.store.get_as_of(id, AsOf::TxId(tx_id)).await
+        paged::get_as_of(&*self.store, id, AsOf::TxId(tx_id)).await
     }
 
     // ---- cache and sets ----

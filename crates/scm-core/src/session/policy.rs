@@ -61,12 +61,63 @@ pub struct TurnUses {
 }
 
 /// Recent uses per turn: only the turns the window can still reach are kept.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UseWindow {
     pub turns: VecDeque<TurnUses>,
+    /// Lowest flattened position (see [`UseWindow::flat`]) changed other
+    /// than by appending, since [`UseWindow::take_changed_from`].
+    #[serde(skip)]
+    changed_from: Option<usize>,
 }
 
+impl PartialEq for UseWindow {
+    fn eq(&self, other: &Self) -> bool {
+        self.turns == other.turns
+    }
+}
+impl Eq for UseWindow {}
+
 impl UseWindow {
+    /// Uses flattened: `(turn, id)` in order (how the window is stored).
+    pub fn flat_len(&self) -> usize {
+        self.turns.iter().map(|t| t.ids.len()).sum()
+    }
+
+    /// Flattened use `i`.
+    pub fn flat(&self, mut i: usize) -> Option<(usize, &str)> {
+        for t in &self.turns {
+            if i < t.ids.len() {
+                return Some((t.turn, &t.ids[i]));
+            }
+            i -= t.ids.len();
+        }
+        None
+    }
+
+    /// The window from flattened uses.
+    pub fn from_flat(uses: impl IntoIterator<Item = (usize, String)>) -> UseWindow {
+        let mut w = UseWindow::default();
+        for (turn, id) in uses {
+            if w.turns.back().is_none_or(|t| t.turn != turn) {
+                w.turns.push_back(TurnUses {
+                    turn,
+                    ids: Vec::new(),
+                });
+            }
+            w.turns.back_mut().expect("just pushed").ids.push(id);
+        }
+        w
+    }
+
+    /// See `changed_from`.
+    pub fn take_changed_from(&mut self) -> Option<usize> {
+        self.changed_from.take()
+    }
+
+    fn changed(&mut self, at: usize) {
+        self.changed_from = Some(self.changed_from.map_or(at, |c| c.min(at)));
+    }
+
     /// Records that `id` was used in `turn` (moves it to most recent).
     pub fn record(&mut self, turn: usize, id: &str, turns_back: usize) {
         let turn = turn.max(self.turns.back().map_or(0, |t| t.turn));
@@ -76,15 +127,23 @@ impl UseWindow {
                 ids: Vec::new(),
             });
         }
+        let before = self.flat_len() - self.turns.back().map_or(0, |t| t.ids.len());
         let uses = self.turns.back_mut().expect("just pushed");
-        uses.ids.retain(|x| x != id);
+        let at = uses.ids.iter().position(|x| x == id);
+        if let Some(p) = at {
+            uses.ids.remove(p);
+        }
         uses.ids.push(id.to_string());
+        if let Some(p) = at {
+            self.changed(before + p);
+        }
         while self
             .turns
             .front()
             .is_some_and(|t| t.turn + turns_back.max(1) <= turn)
         {
             self.turns.pop_front();
+            self.changed(0);
         }
     }
 

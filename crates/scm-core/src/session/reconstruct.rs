@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Session;
+use super::{paged, Session};
 use crate::context::assembly::{self, ActiveBlock, AssemblyInput, Layout, RenderOptions};
 use crate::context::chat::{self, Turn};
 use crate::context::static_refs::ModelCallRecord;
@@ -110,7 +110,7 @@ impl ReconstructPlan {
                 r.basis_tx
                     .or_else(|| {
                         history.iter().find_map(|v| {
-                            let n = v.doc.as_ref()?.get("model_calls")?.as_array()?.len();
+                            let n = paged::part_len(v.doc.as_ref()?, "model_calls")?;
                             (n > r.call_index).then_some(v.tx_id)
                         })
                     })
@@ -131,8 +131,7 @@ impl ReconstructPlan {
         let as_of = |id: &str| {
             let id = id.to_string();
             async move {
-                store
-                    .get_as_of(&id, AsOf::TxId(basis))
+                paged::get_as_of(store, &id, AsOf::TxId(basis))
                     .await?
                     .ok_or_else(|| Error::Internal(format!("{id} did not exist at tx {basis}")))
             }

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::paged::{self, PagedDesc};
+use super::persist::Books;
 use super::{Cached, Session, SessionOptions, UseWindow, WatchState};
 use crate::context::chat::{self, Turn};
 use crate::context::static_refs::ModelCallRecord;
@@ -106,9 +108,19 @@ impl Session {
             s.system_prompt = Some(Cached { doc: sp, tx: None });
         }
         match docs.remove(&s.session_doc_id) {
-            Some(session_doc) => {
-                let chat_doc = docs.remove(&s.chat_id);
+            Some(session_head) => {
+                let session_desc = PagedDesc::of(&session_head);
+                let session_doc = paged::materialise_latest(&*store, session_head).await?;
+                let (chat_desc, chat_doc) = match docs.remove(&s.chat_id) {
+                    Some(head) => (
+                        PagedDesc::of(&head),
+                        Some(paged::materialise_latest(&*store, head).await?),
+                    ),
+                    None => (None, None),
+                };
                 s.restore(&session_doc, chat_doc.as_ref()).await?;
+                s.paged =
+                    Books::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
             }
             None => {
                 s.pending.session = true;
@@ -216,7 +228,6 @@ impl Session {
             .get("model_calls")
             .and_then(|v| serde_json::from_value::<Vec<ModelCallRecord>>(v.clone()).ok())
             .unwrap_or_default();
-        self.calls_json = vec![None; self.calls.len()];
         for r in &self.calls {
             for v in &r.versions {
                 self.recorded.insert(v.id.clone(), v.object_hash.clone());
@@ -274,8 +285,8 @@ impl Session {
                 }
             }
         }
-        chat_state.turn_json = vec![None; turns.len()];
         chat_state.turns = turns;
+        chat_state.reindex();
         Ok(())
     }
 

@@ -6,11 +6,20 @@ use std::collections::HashMap;
 
 /// An insertion-ordered set of object ids with O(1) membership and position.
 /// Removal is O(n); it only happens on the small active and pinned sets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct OrderedSet {
     items: Vec<String>,
     pos: HashMap<String, usize>,
+    /// Lowest position a removal shifted since [`OrderedSet::take_changed_from`].
+    changed_from: Option<usize>,
 }
+
+impl PartialEq for OrderedSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+impl Eq for OrderedSet {}
 
 impl OrderedSet {
     pub fn new() -> Self {
@@ -47,6 +56,7 @@ impl OrderedSet {
             return false;
         };
         self.items.remove(at);
+        self.changed_from = Some(self.changed_from.map_or(at, |c| c.min(at)));
         for (i, item) in self.items.iter().enumerate().skip(at) {
             self.pos.insert(item.clone(), i);
         }
@@ -80,6 +90,12 @@ impl OrderedSet {
 
     pub fn to_vec(&self) -> Vec<String> {
         self.items.clone()
+    }
+
+    /// The lowest position whose item changed by a removal since the last
+    /// call (appends are not reported: they only add positions).
+    pub fn take_changed_from(&mut self) -> Option<usize> {
+        self.changed_from.take()
     }
 }
 
