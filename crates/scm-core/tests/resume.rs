@@ -386,7 +386,10 @@ async fn observed_messages_are_stored_without_a_model_call_and_never_ingested_tw
             assert_eq!(s.model_call_count(), 1, "observing is not a model call");
             assert!(s.has_pending());
             s.flush().await.unwrap();
-            let chat = store.get(&chat_object_id(&id)).await.unwrap().unwrap();
+            let chat = scm_core::session::paged::get(&*store, &chat_object_id(&id))
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!(
                 serde_json::to_string(&chat)
                     .unwrap()
