@@ -413,6 +413,9 @@ export declare class ContextManager {
    * If the store is unreachable (STORE_UNAVAILABLE, STORE_TIMEOUT) it still
    * resolves with the context; the writes stay queued and `lastError` is set.
    * INVALID_MESSAGE for a malformed new message (nothing changes).
+   * A fresh array each call; the message objects of the prefix that did not
+   * change are the previous result's (only new messages cross from the addon):
+   * treat them as read-only.
    */
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
   /**

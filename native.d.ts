@@ -44,18 +44,19 @@ export declare class NativeSession {
   get closed(): boolean
   /**
    * Ingest the harness transcript (JSON array) and return the context the
-   * model sees (JSON array). Resolves after the session's writes landed,
-   * or, when the store is unreachable, with the writes queued (`writeError`);
+   * model sees, as a delta against the output `have` (see
+   * [`JsContextDelta`]). Resolves after the session's writes landed, or,
+   * when the store is unreachable, with the writes queued (`writeError`);
    * with `durableTransform: false`, once assembled (the write goes behind).
    */
-  transformContext(messagesJson: string): Promise<string>
+  transformContext(messagesJson: string, have?: number | undefined | null): Promise<JsContextDelta>
   /**
    * The same from a window of the transcript: `tailJson` holds
    * `messages[offset..total]`, `offset` = the cursor − 1 (see `consumed`).
    * null when the window does not continue what was consumed (another
    * array, or a concurrent call moved the cursor): send the whole array.
    */
-  transformContextTail(total: number, offset: number, tailJson: string): Promise<string | null>
+  transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null): Promise<JsContextDelta | null>
   /**
    * Ingest harness messages (JSON array) without a model call: no context
    * is assembled or recorded. Resolves with how many were new, after their
@@ -162,6 +163,19 @@ export declare function fileHash(bytes: string | Buffer): string
  * SHA-256(stable({type, "xt/id": assignedId})).
  */
 export declare function identityHash(objectType: string, sourceJson?: string | undefined | null, assignedId?: string | undefined | null): string
+
+/**
+ * A context as a delta against an earlier output of the same session:
+ * the first `keep` messages of output `seq - 1` (the `have` passed in;
+ * `keep` is 0 when the caller holds another one), then `append`.
+ */
+export interface JsContextDelta {
+  /** This output's number. */
+  seq: number
+  keep: number
+  /** The messages after the kept ones, as a JSON array. */
+  append: string
+}
 
 /** `{ type: 'filesystem', filesystemId, path }`. */
 export interface JsFilesystemSource {

@@ -8,6 +8,8 @@ const { Store } = require('./store.js');
 const { storeOptionsFor } = require('./defaults.js');
 
 const STORE = Symbol('scm.store');
+// The last context returned: { seq, messages } (see transformContext).
+const OUTPUT = Symbol('scm.output');
 const SET_OPS = new Set(['activate', 'deactivate', 'pin', 'unpin']);
 
 function sessionOptions(options) {
@@ -94,6 +96,7 @@ class ContextManager {
     }
     this[NATIVE] = handle;
     this[STORE] = store;
+    this[OUTPUT] = null;
     Object.defineProperty(this, 'workspaceRoot', { value: workspaceRoot, enumerable: true });
   }
 
@@ -135,18 +138,38 @@ class ContextManager {
    * Layout 'spec': system, METADATA_POOL, chat with toolcall_refs, ACTIVE_CONTENT.
    * The store write goes behind (`flush()`, `close()` and the store reads wait for it) unless the session was
    * opened with `durableTransform: true`; while `lastError` is set it is awaited, so `lastError` is current.
+   * Returns a fresh array each call; the message objects of its unchanged prefix are the previous call's (only the
+   * new messages cross from the addon): treat them as read-only.
    */
   async transformContext(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');
+    const base = this[OUTPUT];
+    const have = base?.seq;
     // The harness resends the whole transcript; serialise only what follows the cursor (the engine checks
     // that the window continues what it consumed, and answers null if not: then the whole array goes).
     const c = this[NATIVE].consumed;
+    let d = null;
     if (c > 0 && messages.length >= c) {
       const tail = JSON.stringify(messages.slice(c - 1));
-      const out = await wrapAsync(() => this[NATIVE].transformContextTail(messages.length, c - 1, tail));
-      if (out != null) return JSON.parse(out);
+      d = await wrapAsync(() => this[NATIVE].transformContextTail(messages.length, c - 1, tail, have));
     }
-    return JSON.parse(await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages))));
+    d ??= await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages), have));
+    return this.#output(base, d);
+  }
+
+  /** The context from the addon's delta: the first `keep` messages of the output we hold, then `append`. */
+  #output(base, d) {
+    const append = JSON.parse(d.append);
+    let out = append;
+    if (d.keep > 0) {
+      // keep > 0 only when the addon's previous output is `base` (the `have` we sent).
+      out = base.messages.slice(0, d.keep);
+      for (const m of append) out.push(m);
+    }
+    // Our own copy of the array: the caller may edit the one it gets. The latest resolved output wins; if
+    // concurrent calls resolve out of order, the next call's `have` mismatches and it gets everything.
+    this[OUTPUT] = { seq: d.seq, messages: out.slice() };
+    return out;
   }
 
   /**

@@ -23,7 +23,8 @@ use scm_core::fs::resolver::{MountMapping, Resolver};
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
 use scm_core::session::paged;
 use scm_core::session::{
-    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, RenderOptions, Session, SessionOptions,
+    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, OutputDelta, RenderOptions, Session,
+    SessionOptions,
 };
 use scm_core::store::Store;
 use scm_core::Error;
@@ -173,6 +174,28 @@ impl From<OpResult> for JsOpResult {
             message: r.message,
             id: r.id,
             code: r.code,
+        }
+    }
+}
+
+/// A context as a delta against an earlier output of the same session:
+/// the first `keep` messages of output `seq - 1` (the `have` passed in;
+/// `keep` is 0 when the caller holds another one), then `append`.
+#[napi(object)]
+pub struct JsContextDelta {
+    /// This output's number.
+    pub seq: u32,
+    pub keep: u32,
+    /// The messages after the kept ones, as a JSON array.
+    pub append: String,
+}
+
+impl From<OutputDelta> for JsContextDelta {
+    fn from(d: OutputDelta) -> Self {
+        JsContextDelta {
+            seq: d.seq,
+            keep: d.keep as u32,
+            append: d.append,
         }
     }
 }
@@ -432,18 +455,23 @@ impl JsSession {
     }
 
     /// Ingest the harness transcript (JSON array) and return the context the
-    /// model sees (JSON array). Resolves after the session's writes landed,
-    /// or, when the store is unreachable, with the writes queued (`writeError`);
+    /// model sees, as a delta against the output `have` (see
+    /// [`JsContextDelta`]). Resolves after the session's writes landed, or,
+    /// when the store is unreachable, with the writes queued (`writeError`);
     /// with `durableTransform: false`, once assembled (the write goes behind).
     #[napi]
-    pub async fn transform_context(&self, messages_json: String) -> napi::Result<String> {
+    pub async fn transform_context(
+        &self,
+        messages_json: String,
+        have: Option<u32>,
+    ) -> napi::Result<JsContextDelta> {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
         let out = self
             .shared
-            .with(|s| s.ingest_and_assemble_json(&messages))
+            .with(|s| s.ingest_and_assemble_delta(&messages, have))
             .js()?;
         self.shared.after_transform().await.js()?;
-        Ok(out)
+        Ok(out.into())
     }
 
     /// The same from a window of the transcript: `tailJson` holds
@@ -456,16 +484,19 @@ impl JsSession {
         total: u32,
         offset: u32,
         tail_json: String,
-    ) -> napi::Result<Option<String>> {
+        have: Option<u32>,
+    ) -> napi::Result<Option<JsContextDelta>> {
         let tail: Vec<Value> = parse_json(&tail_json, "transformContext messages")?;
         let out = self
             .shared
-            .with(|s| s.ingest_and_assemble_tail_json(total as usize, offset as usize, &tail))
+            .with(|s| {
+                s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
+            })
             .js()?;
         if out.is_some() {
             self.shared.after_transform().await.js()?;
         }
-        Ok(out)
+        Ok(out.map(Into::into))
     }
 
     /// Ingest harness messages (JSON array) without a model call: no context

@@ -11,6 +11,8 @@ import os from "node:os";
 
 const require = createRequire(import.meta.url);
 export const scm = require("../../index.js");
+/** The facade's key of its native handle (benches read what the addon answers). */
+export const NATIVE = require("../../lib/native.js").NATIVE;
 
 export function stats(samples) {
   const v = [...samples].sort((a, b) => a - b);

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, realpathSync, statSync } from "node:
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { loadSession } from "../replay/lib/session.mjs";
-import { scm, stats, f1, f2, f3, int, header, unique, loadavg } from "./common.mjs";
+import { scm, NATIVE, stats, f1, f2, f3, int, header, unique, loadavg } from "./common.mjs";
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {
@@ -39,8 +39,8 @@ if (ONLY.includes("embedded")) stores.push(["embedded (file)", (r) => ({ kind: "
 if (XTDB && ONLY.includes("xtdb")) stores.push(["xtdb", () => ({ kind: "xtdb", url: XTDB })]);
 
 console.log(`\n## transformContext per model call, ${calls.length} calls${REPEAT > 1 ? ` × ${REPEAT} runs` : ""} (ms)\n`);
-console.log("| store | write | run | p50 | p99 | max | mean | Σ s | calls 1–⅓ p50 | ⅓–⅔ p50 | ⅔–end p50 | last-third p99 | after-compaction calls (ms) | JSON p50 | JSON share of p50 | in JSON KiB (last) |");
-console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+console.log("| store | write | run | p50 | p99 | max | mean | Σ s | thirds p50 | thirds p99 | steady p50 | steady p99 | epoch calls | epoch p50 | epoch p99 | after-compaction calls (ms) | JSON (tail in, append out) p50 | msgs appended per call | in JSON KiB (last) |");
+console.log("|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|");
 const writes = [];
 for (const [kind, storeFor] of stores) {
   for (let r = 0; r < REPEAT; r++) {
@@ -54,19 +54,35 @@ for (const [kind, storeFor] of stores) {
     });
     const lat = [];
     const json = [];
+    const split = { steady: [], epoch: [] };
+    let appended = 0;
+    // What the addon answers (the delta's `append`, `keep`), recorded as it passes.
+    const seen = { append: "[]", keep: 0 };
+    const h = cm[NATIVE];
+    for (const name of ["transformContext", "transformContextTail"]) {
+      const orig = h[name].bind(h);
+      h[name] = async (...a) => {
+        const d = await orig(...a);
+        if (d) Object.assign(seen, { append: d.append, keep: d.keep });
+        return d;
+      };
+    }
     let lastIn = 0;
     let prevLen = 0;
     for (const call of calls) {
+      const epochs = cm.cacheStats().epochs;
       const t0 = performance.now();
       const out = await cm.transformContext(call.messages);
-      lat.push(performance.now() - t0);
+      const ms = performance.now() - t0;
+      lat.push(ms);
+      (cm.cacheStats().epochs !== epochs ? split.epoch : split.steady).push(ms);
+      appended += out.length - seen.keep;
       // The facade's JSON work, timed on its own: the messages after the
-      // previous call's array (from its last one) in, the context out.
-      const outJson = JSON.stringify(out);
+      // previous call's array (from its last one) in, the addon's `append` out.
       const from = Math.max(0, Math.min(prevLen, call.messages.length) - 1);
       const j0 = performance.now();
       JSON.stringify(call.messages.slice(from));
-      JSON.parse(outJson);
+      JSON.parse(seen.append);
       json.push(performance.now() - j0);
       prevLen = call.messages.length;
       lastIn = JSON.stringify(call.messages).length;
@@ -119,8 +135,10 @@ for (const [kind, storeFor] of stores) {
     const third = (k) => lat.slice(Math.floor((k * n) / 3), Math.floor(((k + 1) * n) / 3));
     const afterCompaction = session.compactionCalls.map((c) => `#${c}: ${f1(lat[c])}`).join(", ");
     const js = stats(json);
+    const sp = (v, k) => (v.length ? f3(stats(v)[k]) : "–");
+    const th = (k) => [0, 1, 2].map((i) => f3(stats(third(i))[k])).join(" / ");
     console.log(
-      `| ${kind} | ${DURABLE ? "durable" : "behind"} | ${r + 1} | ${f3(all.p50)} | ${f3(all.p99)} | ${f3(all.max)} | ${f3(all.mean)} | ${f2(lat.reduce((a, b) => a + b, 0) / 1e3)} | ${f3(stats(third(0)).p50)} | ${f3(stats(third(1)).p50)} | ${f3(stats(third(2)).p50)} | ${f3(stats(third(2)).p99)} | ${afterCompaction} | ${f3(js.p50)} | ${f1((100 * js.p50) / all.p50)}% | ${int(lastIn / 1024)} |`,
+      `| ${kind} | ${DURABLE ? "durable" : "behind"} | ${r + 1} | ${f3(all.p50)} | ${f3(all.p99)} | ${f3(all.max)} | ${f3(all.mean)} | ${f2(lat.reduce((a, b) => a + b, 0) / 1e3)} | ${th("p50")} | ${th("p99")} | ${sp(split.steady, "p50")} | ${sp(split.steady, "p99")} | ${split.epoch.length} | ${sp(split.epoch, "p50")} | ${sp(split.epoch, "p99")} | ${afterCompaction} | ${f3(js.p50)} | ${f1(appended / n)} | ${int(lastIn / 1024)} |`,
     );
   }
 }

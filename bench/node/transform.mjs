@@ -3,15 +3,16 @@
 // binding's cost (JSON.stringify of the whole transcript in, JSON.parse of
 // the assembled context out, napi async hop) is visible next to the core's.
 //
-//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000] [--layout cache|spec] [--stores embedded,xtdb] [--durable]
+//   node bench/node/transform.mjs [--samples N] [--xtdb URL] [--sizes 50x200,200x1000,500x2000] [--layout cache|spec] [--stores embedded,xtdb] [--durable] [--settle]
 //
 // Each measured call appends ONE message (alternately an assistant tool call
 // and its result) to the transcript, like the Rust bench.
 
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { tmpdir } from "node:os";
-import { scm, stats, f1, f2, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
+import { scm, NATIVE, stats, f1, f2, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {
@@ -27,6 +28,8 @@ const LAYOUT = opt("layout", "cache");
 // --durable: transformContext resolves after its store write (the default
 // returns once the context is assembled; the write follows behind).
 const DURABLE = args.includes("--durable");
+// --settle: await flush() (untimed) before each measured call, so no background write overlaps it.
+const SETTLE = args.includes("--settle");
 const READS = 20;
 const OUTPUT_BYTES = 800;
 
@@ -120,38 +123,83 @@ async function build(store, root, turns, objects) {
   return { cm, t, buildS: (performance.now() - t0) / 1e3 };
 }
 
+/** Records what the addon answers (the delta's `append`, `keep`) without changing it. */
+function spy(cm) {
+  const h = cm[NATIVE];
+  const seen = { append: "", keep: 0 };
+  for (const name of ["transformContext", "transformContextTail"]) {
+    const orig = h[name].bind(h);
+    h[name] = async (...a) => {
+      const d = await orig(...a);
+      if (d) Object.assign(seen, { append: d.append, keep: d.keep });
+      return d;
+    };
+  }
+  return seen;
+}
+
 async function measure({ cm, t }) {
   const total = [];
   const json = [];
+  const split = { steady: [], epoch: [] };
+  const thirds = [[], [], []];
   let pending = null;
   let outLen = 0;
+  let appended = 0;
+  const seen = spy(cm);
+  // Node GC pauses, to tell which slow calls overlapped one.
+  const gcs = [];
+  const obs = new PerformanceObserver((l) => {
+    for (const e of l.getEntries()) gcs.push([e.startTime, e.startTime + e.duration]);
+  });
+  obs.observe({ entryTypes: ["gc"] });
+  const spans = [];
+  const base = [];
   for (let i = 0; i < SAMPLES; i++) {
     if (pending == null) pending = t.assistantCall();
     else {
       t.result(pending);
       pending = null;
     }
+    if (SETTLE) await cm.flush();
+    // Baseline in the same run: a fixed ~0.1 ms JS loop, timed like a call (the
+    // machine's own tail: preemption on a shared 2-CPU box).
+    const b0 = performance.now();
+    let acc = 0;
+    for (let k = 0; k < 150_000; k++) acc = (acc * 31 + k) | 0;
+    base.push(performance.now() - b0);
+    if (acc === 42) console.log("");
+    const epochs = LAYOUT === "cache" ? cm.cacheStats().epochs : 0;
     const t0 = performance.now();
     const out = await cm.transformContext(t.messages);
-    total.push(performance.now() - t0);
+    const ms = performance.now() - t0;
+    spans.push([t0, t0 + ms]);
+    total.push(ms);
+    thirds[Math.min(2, Math.floor((3 * i) / SAMPLES))].push(ms);
+    (LAYOUT === "cache" && cm.cacheStats().epochs !== epochs ? split.epoch : split.steady).push(ms);
     outLen = out.length;
+    appended += out.length - seen.keep;
     // The facade's JSON work on the same data, timed on its own: it
     // stringifies the tail after the cursor (from the last consumed message)
-    // and parses the assembled context.
-    const outJson = JSON.stringify(out);
+    // and parses the addon's `append` (the messages after the kept prefix).
     const j0 = performance.now();
     JSON.stringify(t.messages.slice(-2));
-    JSON.parse(outJson);
+    JSON.parse(seen.append);
     json.push(performance.now() - j0);
   }
+  await new Promise((r) => setImmediate(r));
+  obs.disconnect();
+  const gcHit = spans.map(([a, b]) => gcs.some(([x, y]) => x < b && y > a));
+  const noGc = total.filter((_, i) => !gcHit[i]);
   const inBytes = JSON.stringify(t.messages).length;
-  return { total: stats(total), json: stats(json), outLen, inBytes };
+  const st = (v) => (v.length ? stats(v) : null);
+  return { total: stats(total), json: stats(json), outLen, inBytes, steady: st(split.steady), epoch: st(split.epoch), thirds: thirds.map(st), appended: appended / SAMPLES, gcCalls: gcHit.filter(Boolean).length, noGc: st(noGc), gcMs: gcs.reduce((a, [x, y]) => a + y - x, 0), base: stats(base) };
 }
 
 header("transform", process.argv.slice(2));
 console.log(`\n## ContextManager.transformContext through the addon, one new message per call (${SAMPLES} calls per size; ms)\n`);
-console.log("| store | layout | write | turns | objects | build s | p50 | p99 | max | JSON (tail in, context out) p50 | p99 | share of p50 | transcript JSON KiB | out msgs |");
-console.log("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("| store | layout | write | turns | objects | build s | p50 | p99 | max | steady p50 | steady p99 | epoch calls | epoch p50 | epoch p99 | thirds p50 | thirds p99 | calls overlapping a Node GC | p99 of the others | baseline 0.1 ms loop p50 / p99 | JSON (tail in, append out) p50 | p99 | transcript JSON KiB | out msgs | msgs appended per call |");
+console.log("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|");
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "scm-bench-node-")));
 const ONLY = opt("stores", "embedded,xtdb").split(",");
 const kinds = [];
@@ -164,8 +212,9 @@ for (const [kind, storeFor] of kinds) {
     mkdirSync(root);
     const b = await build(storeFor(i++), root, turns, objects);
     const m = await measure(b);
+    const o = (x, k) => (x ? f3(x[k]) : "–");
     console.log(
-      `| ${kind} | ${LAYOUT} | ${DURABLE ? "durable" : "behind"} | ${turns} | ${int(objects)} | ${f1(b.buildS)} | ${f3(m.total.p50)} | ${f3(m.total.p99)} | ${f3(m.total.max)} | ${f3(m.json.p50)} | ${f3(m.json.p99)} | ${f2((100 * m.json.p50) / m.total.p50)}% | ${int(m.inBytes / 1024)} | ${m.outLen} |`,
+      `| ${kind} | ${LAYOUT} | ${DURABLE ? "durable" : SETTLE ? "behind, settled before each call" : "behind"} | ${turns} | ${int(objects)} | ${f1(b.buildS)} | ${f3(m.total.p50)} | ${f3(m.total.p99)} | ${f3(m.total.max)} | ${o(m.steady, "p50")} | ${o(m.steady, "p99")} | ${m.epoch?.n ?? 0} | ${o(m.epoch, "p50")} | ${o(m.epoch, "p99")} | ${m.thirds.map((x) => o(x, "p50")).join(" / ")} | ${m.thirds.map((x) => o(x, "p99")).join(" / ")} | ${m.gcCalls} | ${o(m.noGc, "p99")} | ${f3(m.base.p50)} / ${f3(m.base.p99)} | ${f3(m.json.p50)} | ${f3(m.json.p99)} | ${int(m.inBytes / 1024)} | ${m.outLen} | ${f1(m.appended)} |`,
     );
     await b.cm.close();
   }

@@ -189,6 +189,14 @@ async fn build(
 struct Measured {
     total: Stats,
     assemble: Stats,
+    /// assemble of calls without / with an epoch (collapse, maybe fold).
+    steady: Stats,
+    epoch: Option<Stats>,
+    /// assemble's CPU time on its thread (preemption excluded).
+    cpu: Stats,
+    steady_cpu: Stats,
+    /// Messages in the delta's `append`, per call.
+    appended: f64,
     flush: Stats,
     noop: Stats,
     out_messages: usize,
@@ -197,20 +205,38 @@ struct Measured {
 /// `samples` calls, each appending one message; plus calls with nothing new.
 async fn measure(b: &mut Built, samples: usize) -> Measured {
     let (mut total, mut asm, mut fl) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut steady, mut epoch) = (Vec::new(), Vec::new());
+    let (mut cpus, mut steady_cpu) = (Vec::new(), Vec::new());
+    let mut have = None;
+    let mut appended_total = 0;
     let mut pending: Option<String> = None;
     let mut out_messages = 0;
+    perf_marker();
     for _ in 0..samples {
         match pending.take() {
             None => pending = Some(b.transcript.assistant_call()),
             Some(id) => b.transcript.result(&id),
         }
+        let epochs = b.session.cache_stats().epochs;
         // transform_context = ingest_and_assemble + flush; timed in parts.
-        let t = Instant::now();
-        let out = b
+        // The delta form is what the binding hands over (no parse here).
+        let (t, c) = (Instant::now(), thread_cpu_ms());
+        let d = b
             .session
-            .ingest_and_assemble(&b.transcript.messages)
+            .ingest_and_assemble_delta(&b.transcript.messages, have)
             .unwrap();
-        let a = ms(t.elapsed());
+        let (a, cpu) = (ms(t.elapsed()), thread_cpu_ms() - c);
+        have = Some(d.seq);
+        cpus.push(cpu);
+        if b.session.cache_stats().epochs == epochs {
+            steady.push(a);
+            steady_cpu.push(cpu);
+        } else {
+            epoch.push(a);
+        }
+        let appended: Vec<Value> = serde_json::from_str(&d.append).unwrap();
+        appended_total += appended.len();
+        let out = vec![Value::Null; d.keep + appended.len()];
         let t2 = Instant::now();
         b.session.flush().await.unwrap();
         let f = ms(t2.elapsed());
@@ -219,6 +245,9 @@ async fn measure(b: &mut Built, samples: usize) -> Measured {
         asm.push(a);
         fl.push(f);
         total.push(a + f);
+    }
+    if std::env::var("SCM_BENCH_PERF").is_ok() {
+        eprintln!("PERF-DONE");
     }
     let mut noop = Vec::new();
     for _ in 0..samples.min(50) {
@@ -234,9 +263,38 @@ async fn measure(b: &mut Built, samples: usize) -> Measured {
     Measured {
         total: stats(&total),
         assemble: stats(&asm),
+        steady: stats(&steady),
+        epoch: (!epoch.is_empty()).then(|| stats(&epoch)),
+        cpu: stats(&cpus),
+        steady_cpu: stats(&steady_cpu),
+        appended: appended_total as f64 / samples as f64,
         flush: stats(&fl),
         noop: stats(&noop),
         out_messages,
+    }
+}
+
+/// CPU time of the calling thread, ms (unlike wall time, not inflated when
+/// the shared box preempts the bench).
+fn thread_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// `SCM_BENCH_PERF=<file>`: before the measured calls, print the pid and
+/// wait until `<file>` exists (a profiler attaches meanwhile).
+fn perf_marker() {
+    let Ok(path) = std::env::var("SCM_BENCH_PERF") else {
+        return;
+    };
+    eprintln!("PERF-ATTACH {}", std::process::id());
+    while !Path::new(&path).exists() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
@@ -307,9 +365,9 @@ fn latency(rt: &tokio::runtime::Runtime) {
     println!(
         "\n## transform_context latency, one new message per call ({samples} calls per size; ms)\n"
     );
-    println!("| store | layout | turns | objects | build s | total p50 | total p99 | assemble p50 | assemble p99 | flush p50 | flush p99 | no-new-message p50 | p99 | out msgs | chat doc KiB | session doc KiB | p50 vs smallest |");
+    println!("| store | layout | turns | objects | build s | total p50 | total p99 | assemble p50 | assemble p99 | assemble CPU p50 | CPU p99 | steady p50 | steady p99 | steady CPU p99 | epoch calls | epoch p50 | epoch p99 | msgs appended per call | flush p50 | flush p99 | no-new-message p50 | p99 | out msgs | chat doc KiB | session doc KiB | p50 vs smallest |");
     println!(
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut base: HashMap<String, f64> = HashMap::new();
     for (i, (kind, layout, turns, objects)) in configs.into_iter().enumerate() {
@@ -327,13 +385,22 @@ fn latency(rt: &tokio::runtime::Runtime) {
             let b0 = *base.entry(key).or_insert(m.total.p50);
             let ratio = format!("{}×", f2(m.total.p50 / b0));
             println!(
-                "| {kind} | {} | {turns} | {objects} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {kind} | {} | {turns} | {objects} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 layout_name,
                 f1(b.build_s),
                 f3(m.total.p50),
                 f3(m.total.p99),
                 f3(m.assemble.p50),
                 f3(m.assemble.p99),
+                f3(m.cpu.p50),
+                f3(m.cpu.p99),
+                f3(m.steady.p50),
+                f3(m.steady.p99),
+                f3(m.steady_cpu.p99),
+                m.epoch.map_or(0, |e| e.n),
+                m.epoch.map_or("–".into(), |e| f3(e.p50)),
+                m.epoch.map_or("–".into(), |e| f3(e.p99)),
+                f1(m.appended),
                 f3(m.flush.p50),
                 f3(m.flush.p99),
                 f3(m.noop.p50),

@@ -402,6 +402,42 @@ pub fn text_message(text: &str) -> String {
     serde_json::to_string(&json!({"role": "user", "content": text})).expect("serialisable")
 }
 
+/// The state's text messages serialised (epoch deltas, fold texts), with
+/// their sizes: rendered once, not on every call (a full `FILES` list can be
+/// tens of KiB).
+#[derive(Debug, Default)]
+pub struct TextJson {
+    header: Option<String>,
+    /// Per epoch: its delta message and chars (None: no delta).
+    deltas: Vec<Option<(String, u64)>>,
+    /// Per fold: its text message and its pinned block's message.
+    folds: Vec<(String, Option<String>)>,
+}
+
+impl TextJson {
+    /// Serialises what `state` added since the last fill.
+    pub fn fill(&mut self, state: &CacheState) {
+        self.header.get_or_insert_with(|| text_message(HEADER));
+        for e in &state.epochs[self.deltas.len().min(state.epochs.len())..] {
+            let d = e.delta.as_deref();
+            self.deltas.push(d.map(|d| (text_message(d), utf16_len(d))));
+        }
+        for f in &state.folds[self.folds.len().min(state.folds.len())..] {
+            self.folds
+                .push((text_message(&f.text), f.pinned.as_deref().map(text_message)));
+        }
+    }
+
+    /// Epoch `k`'s delta changed (a fold lists every file in it).
+    fn forget_epoch(&mut self, k: usize) {
+        self.deltas.truncate(k);
+    }
+
+    fn delta(&self, k: usize) -> Option<&(String, u64)> {
+        self.deltas.get(k).and_then(Option::as_ref)
+    }
+}
+
 /// Everything rendering reads. Built over the live session's caches, or
 /// over documents fetched for reconstruction.
 pub struct Env<'a, T> {
@@ -625,28 +661,54 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         item_json: &dyn Fn(usize) -> &'j str,
         system: Option<&str>,
     ) -> String {
-        let mut out = JsonArray::default();
+        let mut texts = TextJson::default();
+        texts.fill(self.state);
+        self.assemble_with(item_json, system, &texts, 0)
+    }
+
+    /// [`Env::assemble`] with the text messages serialised already
+    /// (`texts` filled from this state); `capacity`: the expected length.
+    pub fn assemble_with<'j>(
+        &self,
+        item_json: &dyn Fn(usize) -> &'j str,
+        system: Option<&str>,
+        texts: &TextJson,
+        capacity: usize,
+    ) -> String {
+        let mut out = JsonArray {
+            s: String::with_capacity(capacity),
+        };
         if let Some(sp) = system {
             out.push(
                 &serde_json::to_string(&json!({"role": "system", "content": sp}))
                     .expect("serialisable"),
             );
         }
-        out.push(&text_message(HEADER));
-        let fold = self.fold();
+        match &texts.header {
+            Some(h) => out.push(h),
+            None => out.push(&text_message(HEADER)),
+        }
         let start = self.view_start();
-        if let Some(f) = fold {
-            out.push(&text_message(&f.text));
+        let fold = self
+            .state
+            .folds
+            .iter()
+            .rposition(|f| f.epoch <= self.epochs);
+        if let Some(k) = fold {
+            let f = &self.state.folds[k];
+            let (text, pinned) = &texts.folds[k];
+            out.push(text);
             if let Some(u) = f.user {
                 out.push(item_json(u as usize));
             }
-            if let Some(p) = &f.pinned {
-                out.push(&text_message(p));
+            if let Some(p) = pinned {
+                out.push(p);
             }
         }
         let mut deltas = self.state.epochs[..self.epochs as usize]
             .iter()
-            .filter(|e| {
+            .enumerate()
+            .filter(|(_, e)| {
                 e.delta.is_some()
                     && (e.anchor as usize) >= start
                     && (e.anchor as usize) < self.limit
@@ -669,11 +731,14 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
             if it.kind == ItemKind::Assistant {
                 pending = self.missing(i);
             }
-            while let Some(e) = deltas.next_if(|e| e.anchor as usize == i) {
+            while let Some((k, _)) = deltas.next_if(|(_, e)| e.anchor as usize == i) {
                 for m in pending.drain(..) {
                     out.push(&m);
                 }
-                out.push(&text_message(e.delta.as_deref().unwrap_or_default()));
+                match texts.delta(k) {
+                    Some((json, _)) => out.push(json),
+                    None => out.push(&text_message("")),
+                }
             }
         }
         for m in pending.drain(..) {
@@ -803,6 +868,13 @@ pub struct CacheLayout {
     pub items: Items,
     /// Rendered items with their sizes; an epoch invalidates the ones it changed.
     json: Vec<Option<(String, u64)>>,
+    /// The state's text messages, serialised.
+    texts: TextJson,
+    /// Length of the last rendered context (sizes the next one).
+    out_len: usize,
+    /// Calls whose live units may not be 0 (of the first `looked`).
+    unsettled: Vec<u32>,
+    looked: usize,
     /// Size of the last rendered context as the fold trigger counts it.
     pub rendered_chars: u64,
     /// Exact versions shown by activations.
@@ -820,6 +892,9 @@ impl CacheLayout {
         self.aliases.reindex();
         self.items = Items::from_turns(turns, &self.aliases);
         self.json.clear();
+        self.texts = TextJson::default();
+        self.unsettled.clear();
+        self.looked = 0;
         self.latest_show.clear();
         for i in 0..self.state.calls.len() {
             self.note_show(i as u32, self.state.calls[i].clone());
@@ -963,6 +1038,24 @@ impl CacheLayout {
 
     pub fn live_units(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
         epochs::live_units(&self.state.calls, p, |i| pinned.contains(&i))
+    }
+
+    /// [`CacheLayout::live_units`] over the calls not settled yet (checked
+    /// on every call: O(live calls), not O(calls)).
+    pub fn live_units_now(&mut self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
+        let calls = &self.state.calls;
+        self.unsettled
+            .extend(self.looked.min(calls.len()) as u32..calls.len() as u32);
+        self.looked = calls.len();
+        self.unsettled.retain(|&c| !calls[c as usize].settled(p));
+        let n = self
+            .unsettled
+            .iter()
+            .filter(|&&c| !pinned.contains(&(c as usize)))
+            .map(|&c| calls[c as usize].live_units(p))
+            .sum();
+        debug_assert_eq!(n, self.live_units(p, pinned), "a settled call changed");
+        n
     }
 
     /// Live units that pending deactivations would free.
@@ -1127,6 +1220,7 @@ impl CacheLayout {
         let full = self.delta(file_line, true);
         if let Some(e) = self.state.epochs.last_mut() {
             e.delta = full;
+            self.texts.forget_epoch(epoch as usize - 1);
         }
         self.state.folds.push(FoldRecord {
             epoch,
@@ -1160,10 +1254,13 @@ impl CacheLayout {
             state,
             items,
             json,
+            texts,
             frozen,
             rendered_chars,
+            out_len,
             ..
         } = self;
+        texts.fill(state);
         let env = Env {
             turns,
             items,
@@ -1188,17 +1285,22 @@ impl CacheLayout {
         if let Some(f) = fold {
             chars += utf16_len(&f.text) + f.pinned.as_deref().map_or(0, utf16_len);
         }
-        for e in &state.epochs {
-            if let Some(d) = e.delta.as_deref().filter(|_| e.anchor as usize >= start) {
-                chars += utf16_len(d);
+        for (k, e) in state.epochs.iter().enumerate() {
+            if e.anchor as usize >= start {
+                chars += texts.delta(k).map_or(0, |(_, n)| *n);
             }
         }
         *rendered_chars = chars;
         let json: &Vec<Option<(String, u64)>> = json;
-        env.assemble(
+        // The last output's length plus room for the new messages: no regrowth.
+        let out = env.assemble_with(
             &|i| json[i].as_ref().map_or("null", |(s, _)| s.as_str()),
             system,
-        )
+            texts,
+            *out_len + *out_len / 8 + 4096,
+        );
+        *out_len = out.len();
+        out
     }
 
     pub fn stats(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> CacheStats {

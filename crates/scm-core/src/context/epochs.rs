@@ -165,6 +165,14 @@ impl CallState {
         n
     }
 
+    /// Whether [`CallState::live_units`] is 0 for good: the result arrived
+    /// and what could collapse has (nothing un-collapses a call).
+    pub fn settled(&self, p: &CachePolicy) -> bool {
+        self.has_result
+            && (self.collapsed.is_some() || self.dedupe_of.is_some() || !self.result_collapsible(p))
+            && (self.args_collapsed.is_some() || !self.args_collapsible(p))
+    }
+
     /// Size used to fill the kept region (collapsed or not).
     fn keep_units(&self, p: &CachePolicy) -> u64 {
         units(self.result_chars)

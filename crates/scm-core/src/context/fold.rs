@@ -64,11 +64,22 @@ fn assistant_text(e: &MessageEntry) -> Option<String> {
     (!text.is_empty()).then(|| text.join(" "))
 }
 
+/// Whether [`assistant_text`] would give something (without building it).
+fn has_assistant_text(e: &MessageEntry) -> bool {
+    e.content
+        .iter()
+        .flatten()
+        .any(|p| p["type"] == "text" && p["text"].as_str().is_some_and(|t| !t.trim().is_empty()))
+}
+
+/// What one folded turn shows. The texts are borrowed and rendered only for
+/// the turns that make it into the summary (the walk covers every folded
+/// item, so it must not build strings).
 #[derive(Default)]
-struct TurnDigest {
+struct TurnDigest<'a> {
     turn: u32,
-    user: Option<String>,
-    outcome: Option<String>,
+    user: Option<&'a Value>,
+    outcome: Option<&'a MessageEntry>,
     calls: Vec<u32>,
 }
 
@@ -94,12 +105,12 @@ pub fn extractive_summary<T: AsRef<Turn>>(
         let turn = turns[it.turn as usize].as_ref();
         match it.kind {
             ItemKind::User => {
-                d.user = turn.user.as_ref().map(|u| content_text(&u.content));
+                d.user = turn.user.as_ref().map(|u| &u.content);
             }
             ItemKind::Assistant => {
                 let e = &turn.messages[it.msg as usize];
-                if let Some(t) = assistant_text(e) {
-                    d.outcome = Some(t);
+                if has_assistant_text(e) {
+                    d.outcome = Some(e);
                 }
                 d.calls.extend(it.call..it.call + it.calls);
             }
@@ -142,10 +153,10 @@ pub fn extractive_summary<T: AsRef<Turn>>(
 
 fn turn_block(d: &TurnDigest, calls: &[CallState], files: &[FileEntry]) -> String {
     let mut s = format!("- Turn {}", d.turn);
-    match &d.user {
+    match d.user {
         Some(u) => {
             s.push_str(": ");
-            s.push_str(&one_line(u, USER_CHARS));
+            s.push_str(&one_line(&content_text(u), USER_CHARS));
         }
         None => s.push_str(" (continued)"),
     }
@@ -184,9 +195,9 @@ fn turn_block(d: &TurnDigest, calls: &[CallState], files: &[FileEntry]) -> Strin
             s.push_str(&format!("; changed {}", names.join(", ")));
         }
     }
-    if let Some(o) = &d.outcome {
+    if let Some(o) = d.outcome.and_then(assistant_text) {
         s.push_str("\n  outcome: ");
-        s.push_str(&one_line(o, OUTCOME_CHARS));
+        s.push_str(&one_line(&o, OUTCOME_CHARS));
     }
     s
 }

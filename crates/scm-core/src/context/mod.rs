@@ -8,4 +8,5 @@ pub mod epochs;
 pub mod fold;
 pub mod images;
 pub mod ingest;
+pub mod output;
 pub mod static_refs;

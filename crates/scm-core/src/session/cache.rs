@@ -389,11 +389,13 @@ impl Session {
             .iter()
             .map(|c| c.collapsed.is_some())
             .collect();
-        let lines: Vec<String> = (0..self.cache.state.files.len() as u32)
+        // The delta lists only the files first seen since the last one.
+        let from = self.cache.state.files_listed;
+        let lines: Vec<String> = (from..self.cache.state.files.len() as u32)
             .map(|i| self.file_line(i))
             .collect();
         self.cache
-            .run_epoch(&p, call, pinned, &|i| lines[i as usize].clone());
+            .run_epoch(&p, call, pinned, &|i| lines[(i - from) as usize].clone());
         // The active set follows what is shown: collapsed toolcalls leave it.
         for (i, was) in before.into_iter().enumerate() {
             if !was && self.cache.state.calls[i].collapsed.is_some() {
@@ -481,7 +483,7 @@ impl Session {
         }
         let forced = p.deactivate_epoch > 0
             && self.cache.deactivated_units(&p) > u64::from(p.deactivate_epoch);
-        let epoch = forced || self.cache.live_units(&p, &pinned) > u64::from(p.high);
+        let epoch = forced || self.cache.live_units_now(&p, &pinned) > u64::from(p.high);
         if epoch {
             self.run_epoch(&pinned);
         }

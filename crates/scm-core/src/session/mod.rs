@@ -41,6 +41,7 @@ use crate::store::{AsOf, Document, Store, TxReceipt, Version, ID_KEY};
 pub use crate::context::assembly::{Layout, RenderOptions};
 pub use crate::context::cache_layout::CacheStats;
 pub use crate::context::epochs::CachePolicy;
+pub use crate::context::output::OutputDelta;
 pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
@@ -50,6 +51,7 @@ mod fork;
 mod ingest;
 mod ops;
 mod outage;
+mod output;
 pub mod paged;
 mod persist;
 pub mod policy;
@@ -317,6 +319,8 @@ pub struct Session {
     cache: crate::context::cache_layout::CacheLayout,
     /// Why writes are queued (see [`Session::write_error`]).
     write_error: Option<Error>,
+    /// The last output handed over as a delta (see [`output`]).
+    output: crate::context::output::OutputTracker,
 }
 
 impl std::fmt::Debug for Session {
@@ -359,6 +363,7 @@ impl Session {
             closed: false,
             cache: Default::default(),
             write_error: None,
+            output: Default::default(),
         }
     }
 

@@ -1,0 +1,192 @@
+//! Incremental output: what changed in the assembled context since the
+//! session's previous one, so a binding hands over only that.
+//!
+//! The cache layout is append-only between epochs: call n+1's context is
+//! call n's plus the new messages, byte for byte. [`OutputTracker::next`]
+//! compares the new context (a JSON array) with the previous one byte-wise
+//! and says how many leading messages are identical (`keep`); only the rest
+//! goes out (`append`, a JSON array). Layout-agnostic: whatever prefix is
+//! stable is kept (the spec layout's pool message changes whenever the pool
+//! does, so its `keep` is mostly 0 or 1).
+//!
+//! `seq` numbers the outputs; the caller says which output it holds
+//! (`have`), and `keep` is only non-zero when that is the previous one, so a
+//! caller that missed an output (a concurrent call, a failed promise) gets
+//! everything.
+
+/// One output as a delta against the previous one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputDelta {
+    /// This output's number (1 for the session's first).
+    pub seq: u32,
+    /// Leading messages identical to output `seq - 1`.
+    pub keep: usize,
+    /// The other messages, as a JSON array.
+    pub append: String,
+}
+
+/// The previous output and where its messages end.
+#[derive(Debug, Default)]
+pub struct OutputTracker {
+    seq: u32,
+    json: String,
+    /// Byte offset of the `,` or `]` after each message of `json`.
+    ends: Vec<usize>,
+}
+
+impl OutputTracker {
+    /// The number of the last output (0: none yet).
+    pub fn seq(&self) -> u32 {
+        self.seq
+    }
+
+    /// Records `json` (a JSON array without whitespace between elements, as
+    /// assembly emits it) as the new output; the delta against the previous
+    /// one when the caller holds it (`have == seq`), else everything.
+    pub fn next(&mut self, json: String, have: Option<u32>) -> OutputDelta {
+        let prev_ok = self.seq > 0 && have == Some(self.seq);
+        let keep = if prev_ok {
+            // A message is identical iff it lies within the common byte
+            // prefix: with the same bytes before, it ends at the same place
+            // (a complete value is followed by `,` or `]`).
+            let d = common_prefix(self.json.as_bytes(), json.as_bytes());
+            self.ends.partition_point(|&e| e <= d)
+        } else {
+            0
+        };
+        self.ends.truncate(keep);
+        // The first message not kept starts after the `[` or the kept one's `,`.
+        let start = self.ends.last().map_or(1, |&e| e + 1);
+        scan_ends(json.as_bytes(), start, &mut self.ends);
+        let append = if start >= json.len() {
+            "[]".to_string()
+        } else {
+            let mut s = String::with_capacity(json.len() - start + 1);
+            s.push('[');
+            s.push_str(&json[start..]);
+            s
+        };
+        self.json = json;
+        self.seq = self.seq.wrapping_add(1).max(1);
+        OutputDelta {
+            seq: self.seq,
+            keep,
+            append,
+        }
+    }
+}
+
+/// Length of the common prefix of `a` and `b` (memcmp in blocks).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 256;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Appends the end offsets of the top-level elements of the JSON array
+/// `json` that start at `start` (the byte after `[` or after a top-level `,`).
+fn scan_ends(json: &[u8], start: usize, ends: &mut Vec<usize>) {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    for (i, &b) in json.iter().enumerate().skip(start) {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth > 0 => depth -= 1,
+            // The array's own `]`, after a message (not of an empty array).
+            b']' if i > start => ends.push(i),
+            b',' if depth == 0 => ends.push(i),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn apply(prev: &[Value], d: &OutputDelta) -> Vec<Value> {
+        let mut out = prev[..d.keep].to_vec();
+        out.extend(serde_json::from_str::<Vec<Value>>(&d.append).unwrap());
+        out
+    }
+
+    fn check(outputs: &[Value]) {
+        let mut t = OutputTracker::default();
+        let mut held: Vec<Value> = Vec::new();
+        for (k, o) in outputs.iter().enumerate() {
+            let json = serde_json::to_string(o).unwrap();
+            let d = t.next(json, (k > 0).then_some(k as u32));
+            assert_eq!(d.seq, k as u32 + 1);
+            held = apply(&held, &d);
+            assert_eq!(&Value::Array(held.clone()), o, "output {k}");
+        }
+    }
+
+    #[test]
+    fn appends_keep_the_prefix() {
+        let a = json!([{"role": "user", "content": "a,b]\"}"}, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}]);
+        let b = json!([{"role": "user", "content": "a,b]\"}"}, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}, {"role": "user", "content": "c"}]);
+        let mut t = OutputTracker::default();
+        let d1 = t.next(a.to_string(), None);
+        assert_eq!((d1.seq, d1.keep), (1, 0));
+        let d2 = t.next(b.to_string(), Some(1));
+        assert_eq!((d2.seq, d2.keep), (2, 2));
+        assert_eq!(d2.append, r#"[{"content":"c","role":"user"}]"#);
+        // Same again: everything kept.
+        let d3 = t.next(b.to_string(), Some(2));
+        assert_eq!((d3.keep, d3.append.as_str()), (3, "[]"));
+    }
+
+    #[test]
+    fn a_changed_message_and_everything_after_it_go_again() {
+        check(&[
+            json!([{"a": 1}, {"b": [1, 2]}, {"c": "x"}]),
+            json!([{"a": 1}, {"b": [1, 2, 3]}, {"c": "x"}]),
+            json!([{"a": 1}, {"b": [1, 2, 3]}, {"c": "x"}, {"d": "\\\""}]),
+            json!([{"a": 1}, {"b": [1, 2, 3]}, {"c": "xy"}]),
+            json!([{"a": 1}]),
+            json!([]),
+            json!([{"a": 1}, {"a": 1}]),
+            json!([{"a": 12}]),
+        ]);
+    }
+
+    #[test]
+    fn a_prefix_message_that_grows_is_not_kept() {
+        let mut t = OutputTracker::default();
+        t.next(r#"[{"a":"x"},{"b":1}]"#.into(), None);
+        // `{"b":1` is a byte prefix of `{"b":10`: not the same message.
+        let d = t.next(r#"[{"a":"x"},{"b":10}]"#.into(), Some(1));
+        assert_eq!((d.keep, d.append.as_str()), (1, r#"[{"b":10}]"#));
+    }
+
+    #[test]
+    fn a_caller_without_the_previous_output_gets_everything() {
+        let mut t = OutputTracker::default();
+        t.next(r#"[{"a":1}]"#.into(), None);
+        t.next(r#"[{"a":1},{"b":2}]"#.into(), Some(1));
+        // Holds output 1, not 2.
+        let d = t.next(r#"[{"a":1},{"b":2},{"c":3}]"#.into(), Some(1));
+        assert_eq!((d.seq, d.keep), (3, 0));
+        assert_eq!(d.append, r#"[{"a":1},{"b":2},{"c":3}]"#);
+        let d = t.next(r#"[{"a":1},{"b":2},{"c":3}]"#.into(), None);
+        assert_eq!(d.keep, 0);
+    }
+}

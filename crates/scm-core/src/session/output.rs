@@ -1,0 +1,36 @@
+//! The assembled context as a delta against the session's previous output
+//! (see [`crate::context::output`]): what a binding hands over.
+
+use serde_json::Value;
+
+use super::Session;
+use crate::context::output::OutputDelta;
+use crate::error::Result;
+
+impl Session {
+    /// [`Session::ingest_and_assemble_json`] as a delta: `have` is the
+    /// output (its `seq`) the caller holds; `keep` counts against it.
+    pub fn ingest_and_assemble_delta(
+        &mut self,
+        messages: &[Value],
+        have: Option<u32>,
+    ) -> Result<OutputDelta> {
+        let json = self.ingest_and_assemble_json(messages)?;
+        Ok(self.output.next(json, have))
+    }
+
+    /// [`Session::ingest_and_assemble_tail_json`] as a delta (None: the
+    /// window does not continue what was consumed, nothing changed).
+    pub fn ingest_and_assemble_tail_delta(
+        &mut self,
+        total: usize,
+        offset: usize,
+        tail: &[Value],
+        have: Option<u32>,
+    ) -> Result<Option<OutputDelta>> {
+        let Some(json) = self.ingest_and_assemble_tail_json(total, offset, tail)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.output.next(json, have)))
+    }
+}
