@@ -128,7 +128,7 @@ describe('incremental transformContext output', () => {
     await tool('bash', { command: 'cargo build' }, lines('build', 20));
     expect(p.inc.cacheStats().hostFolds).toBe(1);
     // A branch: pi moves to another leaf, the array is replaced by a different continuation.
-    const branch = [...t.slice(0, -3)];
+    const branch = t.slice(0, -3);
     branch.push({ ...msg.user('try the other approach'), timestamp: ++ts });
     await p.call(branch);
     t.length = 0;

@@ -145,7 +145,7 @@ function prepare(opts, mode) {
 		SCM_FAUX_CAPTURE: files.capture,
 		SCM_PROBE_LOG: files.probe,
 		...(opts.model ? { SCM_FAUX_MODEL: opts.model } : {}),
-		...(opts.env ?? {}),
+		...opts.env,
 	};
 	// Keep the parent's own pi settings out of the child.
 	delete env.PI_CODING_AGENT_SESSION_DIR;
@@ -242,7 +242,7 @@ export async function startPiRpc(opts = {}) {
 			let rec;
 			try { rec = JSON.parse(lineText); } catch { rec = { unparsed: lineText }; }
 			records.push(rec);
-			for (const w of [...waiters]) if (w.pred(rec)) { waiters.splice(waiters.indexOf(w), 1); clearTimeout(w.timer); w.resolve(rec); }
+			for (const w of waiters.slice()) if (w.pred(rec)) { waiters.splice(waiters.indexOf(w), 1); clearTimeout(w.timer); w.resolve(rec); }
 		}
 	});
 	const deadline = opts.timeoutMs ?? 60000;

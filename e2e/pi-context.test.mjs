@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROBE_EXTENSION } from "./harness.mjs";
 import {
-	PI_LINES, ALL_TOOLS, tempBase, workspace, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, pool, active, results,
+	PI_LINES, ALL_TOOLS, tempBase, workspace, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, pool, results,
 	poolFile, activeFile, again, userVisibleResults, call, step, messageText, header, toolCalls, toolResults, resultOf, callTo, refFor,
 	filesListed, fileDeltas, fileListed, assertToolResultsPaired, waitForIndexed,
 } from "./fixtures/scm-pi.mjs";
@@ -46,7 +46,6 @@ function assertExtends(earlier, later, what) {
 	assert.deepEqual(convo(later).slice(0, a.length), a, `${what}: the earlier context is not a prefix`);
 }
 /** Text of the tool results only (args and chat excluded). */
-const resultsText = (c) => toolResults(c).map((x) => x.text).join("\n\u0000\n");
 
 for (const line of PI_LINES) {
 	const missing = missingTools(line);
@@ -343,7 +342,7 @@ for (const line of PI_LINES) {
 				await rpc.prompt("first");
 				// A handled command starts no run (0.73 answers without a disposition): wait for the report itself.
 				resp = await rpc.send({ type: "prompt", message: "/context" });
-				await rpc.waitFor((x) => x.type === "extension_ui_request" && x.method === "notify" && /^Active \(/.test(x.message ?? ""));
+				await rpc.waitFor((x) => x.type === "extension_ui_request" && x.method === "notify" && (x.message ?? "").startsWith("Active ("));
 			} finally {
 				r = checkedRpc(await rpc.close());
 			}
@@ -351,7 +350,7 @@ for (const line of PI_LINES) {
 			assert.equal(r.captures.length, 3, "/context must not call the model");
 			// pin of a live read points at it.
 			assert.equal(resultOf(r.captures[2], "t2").text, "[f1 is shown above]");
-			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && /^Active \(/.test(x.message)).message;
+			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && x.message.startsWith("Active (")).message;
 			assert.match(report, new RegExp(`^Active \\(1\\):\\n  📌 \\S+ file a\\.md ${text.length} chars\\n`));
 			assert.match(report, /\nPool: \d+ objects — 1 files \(0 unread, 0 deleted\)/);
 			assert.match(report, /\nPinned \(1\): a\.md\n/);

@@ -28,7 +28,6 @@ const filler = (n) => Array.from({ length: n }, (_, i) => `line ${i + 1}: the qu
 const doc = (marker) => `${marker}\n${filler(4)}`;
 /** A bash command whose ~400-char output repeats `tag` 40 times. */
 const seqCmd = (tag) => `seq -f '${tag} %03g' 1 40`;
-const seqOut = (tag) => Array.from({ length: 40 }, (_, i) => `${tag} ${String(i + 1).padStart(3, "0")}\n`).join("");
 /** Cache policy via the environment (chars/4 units). */
 const cache = (high, low) => ({ SCM_CACHE_HIGH: String(high), SCM_CACHE_LOW: String(low) });
 
@@ -269,13 +268,13 @@ for (const line of PI_LINES) {
 				await rpc.prompt("first");
 				// A handled command starts no run (0.73 answers without a disposition): wait for the report itself.
 				resp = await rpc.send({ type: "prompt", message: "/context" });
-				await rpc.waitFor((x) => x.type === "extension_ui_request" && x.method === "notify" && /^Active \(/.test(x.message ?? ""));
+				await rpc.waitFor((x) => x.type === "extension_ui_request" && x.method === "notify" && (x.message ?? "").startsWith("Active ("));
 			} finally {
 				r = checked(await rpc.close());
 			}
 			assert.equal(resp.success, true);
 			assert.equal(r.captures.length, 3, "/context must not call the model");
-			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && /^Active \(/.test(x.message));
+			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && x.message.startsWith("Active ("));
 			assert.ok(report, "no /context report");
 			assert.match(report.message, /Active \(1\):\n  📌 \S+ file a\.md 11 chars\n/);
 			// The read's toolcall is indexed, not listed: the file's line is the one shown.

@@ -181,6 +181,28 @@ function estimate(messages) {
 	return t;
 }
 
+/**
+ * estimate() of pi's transcript for the status line, kept up to date from the new messages only: the transcript
+ * grows between model calls, and re-estimating all of it on every call would cost O(history) per call. Starts
+ * over when the array does not continue the last one (compaction, /tree, resume).
+ */
+function transcriptEstimator() {
+	const key = (m) => `${m?.role}\u0000${m?.timestamp}`;
+	let counted = 0;
+	let total = 0;
+	let lastKey = null;
+	return (messages) => {
+		if (counted === 0 || counted > messages.length || key(messages[counted - 1]) !== lastKey) {
+			counted = 0;
+			total = 0;
+		}
+		total += estimate(messages.slice(counted));
+		counted = messages.length;
+		lastKey = counted ? key(messages[counted - 1]) : null;
+		return total;
+	};
+}
+
 const fmtK = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
 
 /** The session id in a session file's header line (the fork's parent). */
@@ -244,6 +266,7 @@ export default function selfContextManager(pi) {
 		notified: new Set(),
 		degraded: false,
 		last: null, // { tokens, rawTokens, messages } of the last assembled context
+		estimateTranscript: transcriptEstimator(), // chars/4-style estimate of pi's own transcript, incremental
 	};
 
 	function notifyOnce(ctx, key, message, level = "warning") {
@@ -426,13 +449,13 @@ export default function selfContextManager(pi) {
 		} else if (S.degraded) {
 			// Tell the user once that the outage is over, and re-arm the failure notices.
 			S.degraded = false;
-			for (const k of [...S.notified]) if (k.startsWith("context:") || k.startsWith("flush:") || k.startsWith("observe:")) S.notified.delete(k);
+			for (const k of Array.from(S.notified)) if (k.startsWith("context:") || k.startsWith("flush:") || k.startsWith("observe:")) S.notified.delete(k);
 			notifyOnce(ctx, "recovered", "the context store works again; context management resumed", "info");
 			S.notified.delete("recovered");
 		}
 		S.lastError = null;
 		const messages = out.filter((m) => m.role !== "system");
-		S.last = { tokens: estimate(messages), rawTokens: estimate(raw), messages: messages.length };
+		S.last = { tokens: estimate(messages), rawTokens: S.estimateTranscript(raw), messages: messages.length };
 		try {
 			ctx.ui?.setStatus?.(STATUS_KEY, `ctx ~${fmtK(S.last.tokens)} tok (pi ~${fmtK(S.last.rawTokens)})`);
 		} catch {}
@@ -508,7 +531,7 @@ export default function selfContextManager(pi) {
 			// The engine owns whole text files; slices and images stay ordinary tool outputs.
 			let scm = null;
 			if (whole && !image) scm = await observe(ctx, `read ${params.path}`, (cm) => cm.read(agentPath(params.path)));
-			return { ...result, details: { ...(result.details ?? {}), scm } };
+			return { ...result, details: { ...result.details, scm } };
 		},
 	});
 

@@ -22,6 +22,9 @@ step "rust format + lint"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "js lint (oxlint: facade, pi entry, tests, benches, scripts)"
+npm run lint:js
+
 step "build native addon"
 npm run build:debug
 

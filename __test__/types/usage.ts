@@ -39,6 +39,7 @@ export async function sessions(): Promise<void> {
   const cm = await ContextManager.open({ sessionId: 's', store: { kind: 'xtdb', url: 'http://x' }, policy: { perTurn: 3 }, watch: true });
   const out: HarnessMessage[] = await cm.transformContext([{ role: 'user', content: 'hi', timestamp: 1 }]);
   const observed: number = await cm.observeMessages(out);
+  void observed;
   const r: OpResult = await cm.read('a.ts');
   const activeIds: string[] = cm.snapshot().activeSet;
   const again = await cm.reconstructCall(0);

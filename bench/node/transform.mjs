@@ -12,7 +12,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, realpathSync } from "nod
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { tmpdir } from "node:os";
-import { scm, NATIVE, stats, f1, f2, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
+import { scm, NATIVE, stats, f1, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {

@@ -115,7 +115,7 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
         }
       }
     }
-    stats[sname] = { ...(strat.stats?.() ?? {}), callsWithOrphanedToolResults: orphanCalls, description: strat.description ?? "" };
+    stats[sname] = { ...strat.stats?.(), callsWithOrphanedToolResults: orphanCalls, description: strat.description ?? "" };
     await strat.close?.();
     timings[sname] = performance.now() - ts;
   }

@@ -25,7 +25,7 @@ export default function createMasking(options = {}) {
     async init() {},
     async transform(messages) {
       let seen = 0;
-      const out = new Array(messages.length);
+      const out = Array.from({ length: messages.length });
       for (let i = messages.length - 1; i >= 0; i--) {
         const m = messages[i];
         if (m.role === "toolResult") {

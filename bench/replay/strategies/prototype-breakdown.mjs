@@ -8,13 +8,12 @@ import { readFile } from "node:fs/promises";
 import { loadSession } from "../lib/session.mjs";
 import { loadStrategyFactory } from "../lib/run.mjs";
 import { toProviderMessages } from "../lib/llm.mjs";
-import { Tokenizer, contentText, toolCallText, serializeMessage } from "../lib/tokens.mjs";
+import { Tokenizer, contentText } from "../lib/tokens.mjs";
 import { messageBreakdown, addInto } from "../lib/breakdown.mjs";
 import { SYSTEM_PROMPT, TOOLS } from "../lib/prompt.mjs";
 import { SETS } from "./prototype-variants.mjs";
 
 const [file, label] = process.argv.slice(2);
-const setName = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : "all";
 const all = Object.values(SETS).flat();
 const v = label === "raw" ? { strategy: "raw", options: {} } : all.find((x) => x.label === label);
 if (!v) throw new Error(`unknown variant ${label}`);

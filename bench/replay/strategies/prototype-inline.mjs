@@ -92,7 +92,6 @@ export default function create(options = {}) {
   let poolListed = 0; // files listed so far (pool=append)
   let epochs = 0;
   let forced = 0;
-  let compactionsSeen = 0;
   let prevChatHead = null;
   const squashed = new Set(); // turn numbers rendered squashed
   let foldAtMsg = null; // first transcript message kept after the last simulated fold
@@ -130,7 +129,7 @@ export default function create(options = {}) {
       } else if (kept.size >= o.keep) break;
       kept.add(tc);
     }
-    for (const tc of [...kept]) if (dedupOf.has(tc)) kept.add(dedupOf.get(tc)); // a live "identical to" keeps its original
+    for (const tc of Array.from(kept)) if (dedupOf.has(tc)) kept.add(dedupOf.get(tc)); // a live "identical to" keeps its original
     if (o.keepEdited) {
       // files the kept tool calls edit: keep their newest read too (the agent is working on them)
       const files = new Set([...kept].filter((tc) => tc.name === "edit" && tc.file).map((tc) => tc.file));
@@ -360,7 +359,7 @@ export default function create(options = {}) {
         }
       }
     }
-    x = { ...(last ?? {}), role: "assistant", content: [{ type: "text", text: lines.join("\n") }], stopReason: "stop" };
+    x = { ...last, role: "assistant", content: [{ type: "text", text: lines.join("\n") }], stopReason: "stop" };
     squashMemo.set(sig, x);
     void key;
     return x;
@@ -480,7 +479,6 @@ export default function create(options = {}) {
       let compacted = false;
       if (chat[0] !== prevChatHead && chat[0]?.role === "compactionSummary") compacted = true;
       prevChatHead = chat[0];
-      if (compacted) compactionsSeen++;
 
       if (o.window === "sliding") slidingWindow();
       else if (compacted) {

@@ -11,7 +11,7 @@
 // turns=3, compaction=ignore|honour (default ignore: the engine owns the chat,
 // memory-system-v0 §22.7), pool=top|none, label.
 
-import { Ids, Registry, Transcript, textMessage, textOf, shortArgs, Memo } from "./prototype-common.mjs";
+import { Ids, Registry, Transcript, textMessage, shortArgs, Memo } from "./prototype-common.mjs";
 
 export const SPEC_HEADER =
   "Context manager: every file and tool output is an object with an id. Tool results in the chat are refs " +

@@ -103,7 +103,7 @@ function withBlindEdits(factory) {
         return out;
       },
       stats() {
-        return { ...(s.stats?.() ?? {}), blindEdits: `${blind}/${edits}` };
+        return { ...s.stats?.(), blindEdits: `${blind}/${edits}` };
       },
     };
   };
@@ -132,7 +132,7 @@ console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
 for (const s of sum) {
   const rows = per.get(s.strategy);
   const st = r.stats[s.strategy] ?? {};
-  const { description, callsWithOrphanedToolResults, ...rest } = st;
+  const { description: _description, callsWithOrphanedToolResults, ...rest } = st;
   if (callsWithOrphanedToolResults) rest.ORPHANS = callsWithOrphanedToolResults;
   console.log(
     `| ${s.strategy} | ${fmt(s.total)} | ${fmt(s.uncached)} | ${fmt(s.effective)} | ${s.totalRatio.toFixed(3)} | ${s.uncachedRatio.toFixed(2)} | ${s.effectiveRatio.toFixed(3)} | ${fmt(s.total / s.calls)} | ${fmt(Math.max(...rows.map((x) => x.total)))} | ${fmt(q(rows.map((x) => x.uncached), 0.95))} | ${Object.entries(rest).map(([k, v]) => `${k} ${v}`).join(", ")} |`,

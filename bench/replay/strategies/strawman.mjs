@@ -75,7 +75,7 @@ export default function createStrawman(options = {}) {
     if (!x) {
       const content = blocks.map((b, i) => {
         if (!hit.includes(i)) return b;
-        const args = { ...(b.arguments ?? {}) };
+        const args = { ...b.arguments };
         for (const k of COLLAPSIBLE_ARGS[b.name]) {
           if (typeof args[k] === "string") args[k] = `[collapsed: ${lineCount(args[k])} lines]`;
         }
