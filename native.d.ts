@@ -35,7 +35,12 @@ export type JsResolver = NativeResolver
 
 export declare class NativeSession {
   get sessionId(): string
-  /** `session:<id>` */
+  /**
+   * `session:<id>`
+   * true unless opened with `durableTransform`: transformContext returns
+   * before its store write (which follows behind the write gate).
+   */
+  get writesBehind(): boolean
   get sessionObjectId(): string
   /** `chat:<id>` */
   get chatObjectId(): string
@@ -57,6 +62,16 @@ export declare class NativeSession {
    * array, or a concurrent call moved the cursor): send the whole array.
    */
   transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null): Promise<JsContextDelta | null>
+  /**
+   * `transformContextTail` on the calling thread, for write-behind sessions
+   * with no write error outstanding (the facade checks; otherwise it uses
+   * the async form, which awaits the write). Why: the call is ~0.1 ms of
+   * CPU at 500 turns / 2,000 objects, while the async form's two thread
+   * hops (JS → tokio worker → JS) cost more than that at the tail on a
+   * busy machine (docs/benchmarks.md §3). The session lock is only ever
+   * held for synchronous core calls, so this never waits on I/O.
+   */
+  transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null): JsContextDelta | null
   /**
    * Ingest harness messages (JSON array) without a model call: no context
    * is assembled or recorded. Resolves with how many were new, after their

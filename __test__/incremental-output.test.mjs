@@ -33,14 +33,17 @@ async function pair(extra = {}) {
   // Count what the incremental side kept, from the addon's answers.
   const keeps = [];
   const h = inc[NATIVE];
+  const note = (d) => {
+    if (d) keeps.push(d.keep);
+    return d;
+  };
   for (const name of ['transformContext', 'transformContextTail']) {
     const orig = h[name].bind(h);
-    h[name] = async (...a) => {
-      const d = await orig(...a);
-      if (d) keeps.push(d.keep);
-      return d;
-    };
+    h[name] = async (...a) => note(await orig(...a));
   }
+  // Write-behind sessions assemble synchronously (no write error outstanding).
+  const now = h.transformContextTailNow.bind(h);
+  h.transformContextTailNow = (...a) => note(now(...a));
   let prev = [];
   let calls = 0;
   /** One model call on both; the incremental result must deep-equal the full one. */
@@ -75,8 +78,12 @@ async function pair(extra = {}) {
 }
 
 describe('incremental transformContext output', () => {
-  test('a long session with epochs, folds, activation, deactivation, pins, writes, pi compaction and a branch', async () => {
-    const p = await pair({ cachePolicy: { high: 600, low: 200, fold: 900, summaryChars: 400, deactivateEpoch: 100 } });
+  // Write-behind (default): the tail is assembled synchronously; durable: the async form that awaits the write.
+  test.each([
+    ['write-behind', false],
+    ['durable', true],
+  ])('a long session with epochs, folds, activation, deactivation, pins, writes, pi compaction and a branch (%s)', async (_name, durableTransform) => {
+    const p = await pair({ durableTransform, cachePolicy: { high: 600, low: 200, fold: 900, summaryChars: 400, deactivateEpoch: 100 } });
     const file = (rel, text) => {
       mkdirSync(path.dirname(path.join(p.ws, rel)), { recursive: true });
       writeFileSync(path.join(p.ws, rel), text);

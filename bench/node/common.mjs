@@ -84,3 +84,20 @@ export function gitRev() {
     return "?";
   }
 }
+
+/** Records what the addon answers to transformContext (the delta's `append`, `keep`) without changing it. */
+export function spyDelta(cm) {
+  const h = cm[NATIVE];
+  const seen = { append: "[]", keep: 0 };
+  const note = (d) => {
+    if (d) Object.assign(seen, { append: d.append, keep: d.keep });
+    return d;
+  };
+  for (const name of ["transformContext", "transformContextTail"]) {
+    const orig = h[name].bind(h);
+    h[name] = async (...a) => note(await orig(...a));
+  }
+  const now = h.transformContextTailNow.bind(h);
+  h.transformContextTailNow = (...a) => note(now(...a));
+  return seen;
+}

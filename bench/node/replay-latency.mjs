@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, realpathSync, statSync } from "node:
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { loadSession } from "../replay/lib/session.mjs";
-import { scm, NATIVE, stats, f1, f2, f3, int, header, unique, loadavg } from "./common.mjs";
+import { scm, spyDelta, stats, f1, f2, f3, int, header, unique, loadavg } from "./common.mjs";
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {
@@ -57,16 +57,7 @@ for (const [kind, storeFor] of stores) {
     const split = { steady: [], epoch: [] };
     let appended = 0;
     // What the addon answers (the delta's `append`, `keep`), recorded as it passes.
-    const seen = { append: "[]", keep: 0 };
-    const h = cm[NATIVE];
-    for (const name of ["transformContext", "transformContextTail"]) {
-      const orig = h[name].bind(h);
-      h[name] = async (...a) => {
-        const d = await orig(...a);
-        if (d) Object.assign(seen, { append: d.append, keep: d.keep });
-        return d;
-      };
-    }
+    const seen = spyDelta(cm);
     let lastIn = 0;
     let prevLen = 0;
     for (const call of calls) {

@@ -12,7 +12,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, realpathSync } from "nod
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { tmpdir } from "node:os";
-import { scm, NATIVE, stats, f1, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
+import { scm, spyDelta, stats, f1, f3, int, header, unique, loadavg, textBytes } from "./common.mjs";
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {
@@ -123,20 +123,6 @@ async function build(store, root, turns, objects) {
   return { cm, t, buildS: (performance.now() - t0) / 1e3 };
 }
 
-/** Records what the addon answers (the delta's `append`, `keep`) without changing it. */
-function spy(cm) {
-  const h = cm[NATIVE];
-  const seen = { append: "", keep: 0 };
-  for (const name of ["transformContext", "transformContextTail"]) {
-    const orig = h[name].bind(h);
-    h[name] = async (...a) => {
-      const d = await orig(...a);
-      if (d) Object.assign(seen, { append: d.append, keep: d.keep });
-      return d;
-    };
-  }
-  return seen;
-}
 
 async function measure({ cm, t }) {
   const total = [];
@@ -146,7 +132,7 @@ async function measure({ cm, t }) {
   let pending = null;
   let outLen = 0;
   let appended = 0;
-  const seen = spy(cm);
+  const seen = spyDelta(cm);
   // Node GC pauses, to tell which slow calls overlapped one.
   const gcs = [];
   const obs = new PerformanceObserver((l) => {
