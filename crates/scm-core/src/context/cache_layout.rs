@@ -663,21 +663,24 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
     ) -> String {
         let mut texts = TextJson::default();
         texts.fill(self.state);
-        self.assemble_with(item_json, system, &texts, 0)
+        self.assemble_with(item_json, system, &texts, String::new(), 0)
     }
 
     /// [`Env::assemble`] with the text messages serialised already
-    /// (`texts` filled from this state); `capacity`: the expected length.
+    /// (`texts` filled from this state), written into `buf` (cleared; a
+    /// reused buffer saves allocating and faulting in a fresh one per call)
+    /// with room for `capacity` bytes.
     pub fn assemble_with<'j>(
         &self,
         item_json: &dyn Fn(usize) -> &'j str,
         system: Option<&str>,
         texts: &TextJson,
+        mut buf: String,
         capacity: usize,
     ) -> String {
-        let mut out = JsonArray {
-            s: String::with_capacity(capacity),
-        };
+        buf.clear();
+        buf.reserve(capacity);
+        let mut out = JsonArray { s: buf };
         if let Some(sp) = system {
             out.push(
                 &serde_json::to_string(&json!({"role": "system", "content": sp}))
@@ -1247,6 +1250,7 @@ impl CacheLayout {
         doc: &dyn DocLookup,
         display: &dyn Fn(&FilesystemSource) -> String,
         system: Option<&str>,
+        buf: String,
     ) -> String {
         let epochs = self.state.epochs.len() as u32;
         let CacheLayout {
@@ -1297,6 +1301,7 @@ impl CacheLayout {
             &|i| json[i].as_ref().map_or("null", |(s, _)| s.as_str()),
             system,
             texts,
+            buf,
             *out_len + *out_len / 8 + 4096,
         );
         *out_len = out.len();

@@ -30,6 +30,8 @@ pub struct OutputDelta {
 pub struct OutputTracker {
     seq: u32,
     json: String,
+    /// The output before `json`, kept as a buffer to render the next one into.
+    spare: String,
     /// Byte offset of the `,` or `]` after each message of `json`.
     ends: Vec<usize>,
 }
@@ -38,6 +40,15 @@ impl OutputTracker {
     /// The number of the last output (0: none yet).
     pub fn seq(&self) -> u32 {
         self.seq
+    }
+
+    /// An empty buffer with the capacity of an earlier output, to assemble
+    /// the next one into (contexts are ~100 KB–1 MB: a fresh allocation per
+    /// call is mmapped and page-faulted in again every time).
+    pub fn take_spare(&mut self) -> String {
+        let mut s = std::mem::take(&mut self.spare);
+        s.clear();
+        s
     }
 
     /// Records `json` (a JSON array without whitespace between elements, as
@@ -66,7 +77,7 @@ impl OutputTracker {
             s.push_str(&json[start..]);
             s
         };
-        self.json = json;
+        self.spare = std::mem::replace(&mut self.json, json);
         self.seq = self.seq.wrapping_add(1).max(1);
         OutputDelta {
             seq: self.seq,
@@ -93,19 +104,29 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 /// Appends the end offsets of the top-level elements of the JSON array
 /// `json` that start at `start` (the byte after `[` or after a top-level `,`).
 fn scan_ends(json: &[u8], start: usize, ends: &mut Vec<usize>) {
-    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
-    for (i, &b) in json.iter().enumerate().skip(start) {
-        if in_str {
-            match b {
-                _ if esc => esc = false,
-                b'\\' => esc = true,
-                b'"' => in_str = false,
-                _ => {}
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < json.len() {
+        match json[i] {
+            // Skip the string by jumping between quotes and backslashes
+            // (memchr): tool output is mostly long strings.
+            b'"' => {
+                i += 1;
+                loop {
+                    match json
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    {
+                        Some(k) if json[i + k] == b'\\' => i += k + 2,
+                        Some(k) => {
+                            i += k;
+                            break;
+                        }
+                        // Unterminated (not what assembly emits): no more ends.
+                        None => return,
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_str = true,
             b'[' | b'{' => depth += 1,
             b']' | b'}' if depth > 0 => depth -= 1,
             // The array's own `]`, after a message (not of an empty array).
@@ -113,6 +134,7 @@ fn scan_ends(json: &[u8], start: usize, ends: &mut Vec<usize>) {
             b',' if depth == 0 => ends.push(i),
             _ => {}
         }
+        i += 1;
     }
 }
 
@@ -175,6 +197,41 @@ mod tests {
         // `{"b":1` is a byte prefix of `{"b":10`: not the same message.
         let d = t.next(r#"[{"a":"x"},{"b":10}]"#.into(), Some(1));
         assert_eq!((d.keep, d.append.as_str()), (1, r#"[{"b":10}]"#));
+    }
+
+    #[test]
+    fn message_ends_are_found_past_escapes_and_json_punctuation_in_strings() {
+        let tricky = [
+            "plain",
+            "a,b]c}d{e[f",
+            "quote \" inside",
+            "backslash at the end \\",
+            "\\\"",
+            "unicode \u{1F600} é",
+            "",
+        ];
+        let msgs: Vec<Value> = tricky
+            .iter()
+            .map(|t| json!({"role": "user", "content": [{"type": "text", "text": t}], "n": [1, {"x": t}]}))
+            .collect();
+        let json = serde_json::to_string(&msgs).unwrap();
+        // Where each message ends, from serialising the prefixes.
+        let mut expected = Vec::new();
+        let mut at = 1;
+        for m in &msgs {
+            at += serde_json::to_string(m).unwrap().len();
+            expected.push(at);
+            at += 1;
+        }
+        let mut ends = Vec::new();
+        scan_ends(json.as_bytes(), 1, &mut ends);
+        assert_eq!(ends, expected);
+        // And with buffer reuse across outputs the deltas stay exact.
+        let mut outputs = Vec::new();
+        for k in 1..=msgs.len() {
+            outputs.push(Value::Array(msgs[..k].to_vec()));
+        }
+        check(&outputs);
     }
 
     #[test]

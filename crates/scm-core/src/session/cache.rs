@@ -421,8 +421,15 @@ impl Session {
         let resolver = self.indexer.resolver.clone();
         let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
         let objects = Objects(&self.objects);
-        self.cache
-            .render_json(&self.chat.turns, &p, &objects, &display, system.as_deref())
+        let buf = self.output.take_spare();
+        self.cache.render_json(
+            &self.chat.turns,
+            &p,
+            &objects,
+            &display,
+            system.as_deref(),
+            buf,
+        )
     }
 
     fn apply_fold(&mut self, plan: FoldPlan, text: &str, host: bool, pinned: &HashSet<usize>) {
