@@ -240,6 +240,23 @@ impl Shared {
         }
     }
 
+    /// Ingest + assemble from a window of the transcript (`tailJson` =
+    /// `messages[offset..total]`); None when it does not continue what was
+    /// consumed.
+    fn assemble_tail(
+        &self,
+        total: u32,
+        offset: u32,
+        tail_json: &str,
+        have: Option<u32>,
+    ) -> napi::Result<Option<OutputDelta>> {
+        let tail: Vec<Value> = parse_json(tail_json, "transformContext messages")?;
+        self.with(|s| {
+            s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
+        })
+        .js()
+    }
+
     /// Submit everything queued, one transaction, in order.
     async fn flush(&self) -> scm_core::Result<Option<scm_core::store::TxReceipt>> {
         let _gate = self.gate.lock().await;
@@ -498,13 +515,7 @@ impl JsSession {
         tail_json: String,
         have: Option<u32>,
     ) -> napi::Result<Option<JsContextDelta>> {
-        let tail: Vec<Value> = parse_json(&tail_json, "transformContext messages")?;
-        let out = self
-            .shared
-            .with(|s| {
-                s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
-            })
-            .js()?;
+        let out = self.shared.assemble_tail(total, offset, &tail_json, have)?;
         if out.is_some() {
             self.shared.after_transform().await.js()?;
         }
@@ -531,13 +542,7 @@ impl JsSession {
                 "transformContextTailNow: the session awaits its writes (durableTransform)",
             ));
         }
-        let tail: Vec<Value> = parse_json(&tail_json, "transformContext messages")?;
-        let out = self
-            .shared
-            .with(|s| {
-                s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
-            })
-            .js()?;
+        let out = self.shared.assemble_tail(total, offset, &tail_json, have)?;
         if out.is_some() {
             self.shared.write_behind();
         }

@@ -149,8 +149,14 @@ impl Session {
             .flatten()
             .map(|c| (c.name.clone(), c.arguments.clone().unwrap_or(Value::Null)))
             .collect();
+        self.cache_assistant_calls(turn, msg, &calls);
+    }
+
+    /// Aliases for an assistant message's calls `(tool, args)` and the files
+    /// they name, then its item.
+    fn cache_assistant_calls(&mut self, turn: usize, msg: usize, calls: &[(String, Value)]) {
         let first = self.cache.aliases.calls() as u32;
-        for (tool, args) in &calls {
+        for (tool, args) in calls {
             let file = self.file_of_call(tool, args);
             self.cache.push_call(tool, args, file);
         }
@@ -617,14 +623,7 @@ impl Session {
                                 (c.name.clone(), args.unwrap_or(Value::Null))
                             })
                             .collect();
-                        let first = self.cache.aliases.calls() as u32;
-                        for (tool, args) in &calls {
-                            let file = self.file_of_call(tool, args);
-                            self.cache.push_call(tool, args, file);
-                        }
-                        self.cache
-                            .items
-                            .push_assistant(t, m, first, calls.len() as u32);
+                        self.cache_assistant_calls(t, m, &calls);
                     }
                     "toolResult" if e.unmatched.is_none() => {
                         let Some(id) = e.toolcall_id.clone() else {

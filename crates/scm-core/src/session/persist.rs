@@ -524,6 +524,17 @@ mod tests {
         out
     }
 
+    /// An indexer over a fresh workspace directory.
+    fn indexer_in(dir: &tempfile::TempDir, store: &Arc<dyn Store>) -> Arc<Indexer> {
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let resolver = Arc::new(Resolver::new("fs-t".into(), root, vec![], true));
+        Arc::new(Indexer::new(
+            store.clone(),
+            resolver,
+            IndexerOptions::default(),
+        ))
+    }
+
     fn unique(prefix: &str) -> String {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -541,13 +552,7 @@ mod tests {
 
     async fn roundtrip(store: Arc<dyn Store>) {
         let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        let resolver = Arc::new(Resolver::new("fs-t".into(), root, vec![], true));
-        let indexer = Arc::new(Indexer::new(
-            store.clone(),
-            resolver,
-            IndexerOptions::default(),
-        ));
+        let indexer = indexer_in(&dir, &store);
         let mut opts = SessionOptions::new(unique("paged-roundtrip"));
         opts.layout = Layout::Cache;
         opts.cache = CachePolicy {
@@ -659,13 +664,7 @@ mod tests {
 
     async fn resume_unpaged(store: Arc<dyn Store>) {
         let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        let resolver = Arc::new(Resolver::new("fs-t".into(), root, vec![], true));
-        let indexer = Arc::new(Indexer::new(
-            store.clone(),
-            resolver,
-            IndexerOptions::default(),
-        ));
+        let indexer = indexer_in(&dir, &store);
         let sid = unique("unpaged");
         let chat_id = format!("chat:{sid}");
         let opts = SessionOptions::new(sid);
