@@ -88,9 +88,10 @@ export function gitRev() {
 /** Records what the addon answers to transformContext (the delta's `append`, `keep`) without changing it. */
 export function spyDelta(cm) {
   const h = cm[NATIVE];
-  const seen = { append: "[]", keep: 0 };
-  const note = (d) => {
-    if (d) Object.assign(seen, { append: d.append, keep: d.keep });
+  // nativeMs: the synchronous tail call's own time (0 for the async forms).
+  const seen = { append: "[]", keep: 0, nativeMs: 0 };
+  const note = (d, nativeMs = 0) => {
+    if (d) Object.assign(seen, { append: d.append, keep: d.keep, nativeMs });
     return d;
   };
   for (const name of ["transformContext", "transformContextTail"]) {
@@ -98,6 +99,10 @@ export function spyDelta(cm) {
     h[name] = async (...a) => note(await orig(...a));
   }
   const now = h.transformContextTailNow.bind(h);
-  h.transformContextTailNow = (...a) => note(now(...a));
+  h.transformContextTailNow = (...a) => {
+    const t0 = performance.now();
+    const d = now(...a);
+    return note(d, performance.now() - t0);
+  };
   return seen;
 }

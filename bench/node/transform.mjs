@@ -30,6 +30,8 @@ const LAYOUT = opt("layout", "cache");
 const DURABLE = args.includes("--durable");
 // --settle: await flush() (untimed) before each measured call, so no background write overlaps it.
 const SETTLE = args.includes("--settle");
+// --epoch-detail: one line per epoch call (total, native part, append size, its JSON.parse).
+const EPOCH_DETAIL = args.includes("--epoch-detail");
 const READS = 20;
 const OUTPUT_BYTES = 800;
 
@@ -162,7 +164,14 @@ async function measure({ cm, t }) {
     spans.push([t0, t0 + ms]);
     total.push(ms);
     thirds[Math.min(2, Math.floor((3 * i) / SAMPLES))].push(ms);
-    (LAYOUT === "cache" && cm.cacheStats().epochs !== epochs ? split.epoch : split.steady).push(ms);
+    const isEpoch = LAYOUT === "cache" && cm.cacheStats().epochs !== epochs;
+    (isEpoch ? split.epoch : split.steady).push(ms);
+    if (EPOCH_DETAIL && isEpoch) {
+      const p0 = performance.now();
+      JSON.parse(seen.append);
+      const parseMs = performance.now() - p0;
+      console.error(`epoch call ${i}: ${f3(ms)} ms, native ${f3(seen.nativeMs)} ms, keep ${seen.keep}, out ${out.length}, append ${int(seen.append.length / 1024)} KiB parsed in ${f3(parseMs)} ms`);
+    }
     outLen = out.length;
     appended += out.length - seen.keep;
     // The facade's JSON work on the same data, timed on its own: it
