@@ -14,7 +14,7 @@
 //! past call renders again exactly from the persisted state plus its
 //! epoch count (static references, reconstruction).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -863,11 +863,29 @@ pub struct CacheStats {
     pub items: usize,
 }
 
+/// Items of the persisted lists (`aliases.t`, `state.calls`, `state.files`,
+/// `state.epochs`) changed in place since the writer last took them, so a
+/// flush pages only those instead of comparing every list with what it
+/// wrote (O(history) per flush). Appends need no entry: the writer sees the
+/// lengths; `aliases.f` and `state.folds` only grow.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Changed {
+    pub alias_t: BTreeSet<u32>,
+    pub calls: BTreeSet<u32>,
+    pub files: BTreeSet<u32>,
+    pub epochs: BTreeSet<u32>,
+    /// Everything may differ from what was written (the state was derived
+    /// again from the turns).
+    pub all: bool,
+}
+
 /// The cache layout of one session: persisted state plus derived caches.
 #[derive(Debug, Default)]
 pub struct CacheLayout {
     pub aliases: Aliases,
     pub state: CacheState,
+    /// What changed in place since the last flush took it.
+    pub changed: Changed,
     pub items: Items,
     /// Rendered items with their sizes; an epoch invalidates the ones it changed.
     json: Vec<Option<(String, u64)>>,
@@ -957,9 +975,11 @@ impl CacheLayout {
         points_to: Option<u32>,
     ) {
         self.aliases.bind_call(call, object_id);
+        self.changed.alias_t.insert(call);
         let Some(c) = self.state.calls.get_mut(call as usize) else {
             return;
         };
+        self.changed.calls.insert(call);
         c.has_result = true;
         c.is_error = is_error;
         c.result_chars = result_chars;
@@ -969,6 +989,7 @@ impl CacheLayout {
         // File sizes as the calls show them (the prototype's rule).
         if let (Some(f), false) = (c.file, is_error) {
             if let Some(fe) = self.state.files.get_mut(f as usize) {
+                self.changed.files.insert(f);
                 match c.tool.as_str() {
                     "read" => fe.chars = fe.chars.max(result_chars),
                     "write" => fe.chars = c.arg_chars,
@@ -1115,6 +1136,9 @@ impl CacheLayout {
         self.state.deactivated.clear();
         // Only what this epoch collapsed renders differently.
         for (c, st) in self.state.calls.iter().enumerate() {
+            if st.collapsed == Some(number) || st.args_collapsed == Some(number) {
+                self.changed.calls.insert(c as u32);
+            }
             if st.collapsed == Some(number) {
                 if let Some(Some(r)) = self.items.result_item.get(c) {
                     self.json.get_mut(*r as usize).map(Option::take);
@@ -1223,6 +1247,7 @@ impl CacheLayout {
         let full = self.delta(file_line, true);
         if let Some(e) = self.state.epochs.last_mut() {
             e.delta = full;
+            self.changed.epochs.insert(epoch - 1);
             self.texts.forget_epoch(epoch as usize - 1);
         }
         self.state.folds.push(FoldRecord {

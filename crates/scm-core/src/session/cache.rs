@@ -680,6 +680,8 @@ impl Session {
             self.cache_file_entered(&id);
         }
         self.cache.state.files_listed = self.cache.state.files.len() as u32;
+        // Derived again: whatever the store holds may differ.
+        self.cache.changed.all = true;
     }
 
     /// Fetches the versions activations showed (resume; not the fast path).

@@ -126,6 +126,41 @@ pub fn page_doc(head: &str, part: &str, k: usize, seq: u64, items: Vec<Value>) -
     doc
 }
 
+/// A document of a write, hashed when the write is submitted rather than
+/// when it is taken out of the session: hashing is most of a flush's CPU,
+/// and taking happens under the session's lock, which the next
+/// `transformContext` waits for.
+#[derive(Debug, Clone)]
+pub enum Draft {
+    Page {
+        head: String,
+        part: &'static str,
+        page: usize,
+        seq: u64,
+        items: Vec<Value>,
+    },
+    Head {
+        doc: Document,
+        ty: ObjectType,
+        desc: PagedDesc,
+    },
+}
+
+impl Draft {
+    pub fn seal(self) -> Document {
+        match self {
+            Draft::Page {
+                head,
+                part,
+                page,
+                seq,
+                items,
+            } => page_doc(&head, part, page, seq, items),
+            Draft::Head { doc, ty, desc } => seal_head(doc, ty, &desc),
+        }
+    }
+}
+
 fn page_seq(doc: &Document) -> Option<u64> {
     doc.get("seq").and_then(Value::as_u64)
 }
@@ -194,6 +229,14 @@ impl Book {
         }
     }
 
+    /// Whether the next write of `n` items puts page `k`.
+    #[cfg(debug_assertions)]
+    pub fn will_write(&self, k: usize, n: usize) -> bool {
+        self.marks.contains(&k)
+            || (n != self.stored.len && k >= self.stored.len.min(n) / PAGE_SIZE)
+            || k >= self.stored.pages
+    }
+
     /// Pages to write for `n` items now: the marked ones and every page
     /// holding items the store does not have. Takes the marks.
     fn take_dirty(&mut self, n: usize) -> Vec<usize> {
@@ -219,14 +262,20 @@ impl Book {
         n: usize,
         seq: u64,
         item: impl Fn(usize) -> Value,
-        docs: &mut Vec<Document>,
+        docs: &mut Vec<Draft>,
     ) -> PartWrite {
         let pages = self.take_dirty(n);
         for &k in &pages {
             let items: Vec<Value> = (k * PAGE_SIZE..((k + 1) * PAGE_SIZE).min(n))
                 .map(&item)
                 .collect();
-            docs.push(page_doc(head, part, k, seq, items));
+            docs.push(Draft::Page {
+                head: head.to_string(),
+                part,
+                page: k,
+                seq,
+                items,
+            });
         }
         PartWrite {
             part,
@@ -249,22 +298,25 @@ impl Book {
     }
 }
 
-/// Marks the pages where `items` differ from `shadow` (the items as last
-/// written) and brings `shadow` up to date: for state changed in place by
-/// code that does not report its changes (the cache layout's).
-pub fn diff_shadow<T: PartialEq + Clone>(items: &[T], shadow: &mut Vec<T>, book: &mut Book) {
+/// The pages where `items` differ from `shadow` (the items as last
+/// written); brings `shadow` up to date. Debug builds check with it that
+/// the cache layout reported every change it made in place.
+#[cfg(debug_assertions)]
+pub fn diff_shadow<T: PartialEq + Clone>(items: &[T], shadow: &mut Vec<T>) -> Vec<usize> {
     let common = items.len().min(shadow.len());
+    let mut pages = Vec::new();
     let mut k = 0;
     while k * PAGE_SIZE < common {
         let r = k * PAGE_SIZE..((k + 1) * PAGE_SIZE).min(common);
         if items[r.clone()] != shadow[r.clone()] {
-            book.mark(r.start);
+            pages.push(k);
             shadow[r.clone()].clone_from_slice(&items[r]);
         }
         k += 1;
     }
     shadow.truncate(items.len());
     shadow.extend_from_slice(&items[common..]);
+    pages
 }
 
 // ------------------------------------------------------------- reading
@@ -579,7 +631,7 @@ mod tests {
             ObjectType::Session,
             &desc,
         );
-        let mut ops: Vec<TxOp> = docs.into_iter().map(TxOp::Put).collect();
+        let mut ops: Vec<TxOp> = docs.into_iter().map(|d| TxOp::Put(d.seal())).collect();
         ops.push(TxOp::Put(head.clone()));
         (head, ops)
     }

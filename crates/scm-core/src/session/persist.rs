@@ -15,10 +15,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::paged::{self, Book, PagedDesc, PartWrite};
+use super::paged::{self, Book, Draft, PagedDesc, PartWrite};
 use super::Session;
+#[cfg(debug_assertions)]
 use crate::context::cache_layout::{EpochRecord, FileEntry, FoldRecord};
 use crate::context::chat::Turn;
+#[cfg(debug_assertions)]
 use crate::context::epochs::CallState;
 use crate::error::{Error, Result};
 use crate::model::{assigned_document, ObjectType};
@@ -45,7 +47,9 @@ pub(super) const SESSION_PARTS: [&str; 5] = [
     "recent_use",
 ];
 
-/// The cache layout's state as last written (see the module docs).
+/// The cache layout's state as last written: debug builds check against it
+/// that every in-place change was reported ([`Changed`]).
+#[cfg(debug_assertions)]
 #[derive(Debug, Default)]
 struct Shadows {
     t: Vec<Option<String>>,
@@ -60,6 +64,7 @@ struct Shadows {
 #[derive(Debug, Default)]
 pub(super) struct Books {
     parts: BTreeMap<&'static str, Book>,
+    #[cfg(debug_assertions)]
     shadows: Shadows,
     /// Write numbers of the heads in the store (see [`paged`]).
     chat_seq: u64,
@@ -99,6 +104,9 @@ impl Books {
                 b.parts.insert(p, Book::from_desc(desc.parts.get(*p)));
             }
         }
+        #[cfg(not(debug_assertions))]
+        let _ = chat;
+        #[cfg(debug_assertions)]
         if let (Some(_), Some(chat)) = (chat_head, chat) {
             fn parse<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Vec<T> {
                 v.and_then(|v| serde_json::from_value(v.clone()).ok())
@@ -151,6 +159,8 @@ fn to_values<T: serde::Serialize>(items: &[T]) -> impl Fn(usize) -> Value + '_ {
 #[derive(Debug)]
 pub struct PendingWrite {
     ops: Vec<TxOp>,
+    /// The heads and pages, sealed by `submit`.
+    drafts: Vec<Draft>,
     /// (id, object_hash) of every object version queued.
     written: Vec<(String, String)>,
     /// The paged parts this write puts, and the heads' write numbers.
@@ -167,7 +177,12 @@ pub struct PendingWrite {
 impl PendingWrite {
     /// Submits everything as one transaction (once).
     pub async fn submit(&mut self, store: &dyn Store) -> Result<TxReceipt> {
-        let ops = std::mem::take(&mut self.ops);
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.extend(
+            std::mem::take(&mut self.drafts)
+                .into_iter()
+                .map(|d| TxOp::Put(d.seal())),
+        );
         let receipt = store.submit(ops).await?;
         if !receipt.committed {
             return Err(Error::Internal(
@@ -179,7 +194,7 @@ impl PendingWrite {
 
     /// Documents this write puts.
     pub fn op_count(&self) -> usize {
-        self.ops.len()
+        self.ops.len() + self.drafts.len()
     }
 
     /// Page documents among them (see [`super::paged`]).
@@ -190,7 +205,7 @@ impl PendingWrite {
 
 impl Session {
     /// The session head and its changed pages; the head's write number.
-    fn session_write(&mut self, docs: &mut Vec<Document>, parts: &mut Vec<PartWrite>) -> u64 {
+    fn session_write(&mut self, docs: &mut Vec<Draft>, parts: &mut Vec<PartWrite>) -> u64 {
         let head = self.session_doc_id.clone();
         let seq = next_seq(self.paged.session_seq);
         let mut desc = PagedDesc {
@@ -241,12 +256,16 @@ impl Session {
             self.system_prompt_id.clone().into(),
         );
         let doc = assigned_document(&head, ObjectType::Session, None, f);
-        docs.push(paged::seal_head(doc, ObjectType::Session, &desc));
+        docs.push(Draft::Head {
+            doc,
+            ty: ObjectType::Session,
+            desc,
+        });
         seq
     }
 
     /// The chat head and its changed pages; the head's write number.
-    fn chat_write(&mut self, docs: &mut Vec<Document>, parts: &mut Vec<PartWrite>) -> u64 {
+    fn chat_write(&mut self, docs: &mut Vec<Draft>, parts: &mut Vec<PartWrite>) -> u64 {
         let head = self.chat_id.clone();
         // The layout state's other (small) fields stay in the head.
         let layout = {
@@ -269,7 +288,7 @@ impl Session {
         let books = &mut self.paged;
         let seq = next_seq(books.chat_seq);
         let chat = &mut self.chat;
-        let cache = &self.cache;
+        let cache = &mut self.cache;
         let mut out: Vec<PartWrite> = Vec::new();
 
         let book = books.parts.entry("turns").or_default();
@@ -305,21 +324,38 @@ impl Session {
             docs,
         ));
 
-        macro_rules! shadowed {
-            ($part:literal, $items:expr, $shadow:ident) => {{
+        // The layout's lists: the items it changed in place, and appends.
+        let changed = std::mem::take(&mut cache.changed);
+        let none = std::collections::BTreeSet::<u32>::new();
+        macro_rules! layout_part {
+            ($part:literal, $items:expr, $changed:expr, $shadow:ident) => {{
                 let items = &$items;
                 let book = books.parts.entry($part).or_default();
-                paged::diff_shadow(items, &mut books.shadows.$shadow, book);
+                if changed.all {
+                    book.mark_from(0, items.len());
+                }
+                for &i in $changed {
+                    book.mark(i as usize);
+                }
+                #[cfg(debug_assertions)]
+                for k in paged::diff_shadow(items, &mut books.shadows.$shadow) {
+                    let book = &books.parts[$part];
+                    assert!(
+                        book.will_write(k, items.len()),
+                        "{}: page {k} changed in place unreported",
+                        $part
+                    );
+                }
                 let book = books.parts.get_mut($part).expect("just inserted");
                 out.push(book.write(&head, $part, items.len(), seq, to_values(items), docs));
             }};
         }
-        shadowed!("aliases.t", cache.aliases.t, t);
-        shadowed!("aliases.f", cache.aliases.f, f);
-        shadowed!("layout.calls", cache.state.calls, calls);
-        shadowed!("layout.files", cache.state.files, files);
-        shadowed!("layout.epochs", cache.state.epochs, epochs);
-        shadowed!("layout.folds", cache.state.folds, folds);
+        layout_part!("aliases.t", cache.aliases.t, &changed.alias_t, t);
+        layout_part!("aliases.f", cache.aliases.f, &none, f);
+        layout_part!("layout.calls", cache.state.calls, &changed.calls, calls);
+        layout_part!("layout.files", cache.state.files, &changed.files, files);
+        layout_part!("layout.epochs", cache.state.epochs, &changed.epochs, epochs);
+        layout_part!("layout.folds", cache.state.folds, &none, folds);
 
         let desc = PagedDesc {
             seq,
@@ -338,7 +374,11 @@ impl Session {
             serde_json::json!({"consumed": self.cursor.consumed, "last_fp": self.cursor.last_fp}),
         );
         doc.insert("layout".into(), layout);
-        docs.push(paged::seal_head(doc, ObjectType::Chat, &desc));
+        docs.push(Draft::Head {
+            doc,
+            ty: ObjectType::Chat,
+            desc,
+        });
         parts.extend(out);
         seq
     }
@@ -369,9 +409,9 @@ impl Session {
         let session_seq = pending
             .session
             .then(|| self.session_write(&mut docs, &mut parts));
-        ops.extend(docs.into_iter().map(TxOp::Put));
         Some(PendingWrite {
             ops,
+            drafts: docs,
             written,
             parts,
             chat_seq,
