@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::paged::{self, Book, Draft, PagedDesc, PartWrite};
+use super::paged::{Book, Draft, PagedDesc, PartWrite};
 use super::Session;
 #[cfg(debug_assertions)]
 use crate::context::cache_layout::{EpochRecord, FileEntry, FoldRecord};
@@ -338,7 +338,7 @@ impl Session {
                     book.mark(i as usize);
                 }
                 #[cfg(debug_assertions)]
-                for k in paged::diff_shadow(items, &mut books.shadows.$shadow) {
+                for k in super::paged::diff_shadow(items, &mut books.shadows.$shadow) {
                     let book = &books.parts[$part];
                     assert!(
                         book.will_write(k, items.len()),
@@ -484,6 +484,7 @@ mod tests {
     use crate::context::epochs::CachePolicy;
     use crate::fs::indexer::{Indexer, IndexerOptions};
     use crate::fs::resolver::Resolver;
+    use crate::session::paged;
     use crate::session::{Layout, OrderedSet, SessionOptions};
     use crate::store::embedded::EmbeddedStore;
     use crate::store::AsOf;
