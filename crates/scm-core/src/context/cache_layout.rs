@@ -556,6 +556,18 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         (serde_json::to_string(&v).expect("serialisable"), chars)
     }
 
+    /// Whether item `i` is an assistant message with thinking.
+    fn has_thinking(&self, i: usize) -> bool {
+        let it = &self.items.list[i];
+        it.kind == ItemKind::Assistant
+            && self
+                .entry(it)
+                .content
+                .iter()
+                .flatten()
+                .any(|part| part.get("type").and_then(Value::as_str) == Some("thinking"))
+    }
+
     fn assistant(&self, i: usize, it: &Item) -> Value {
         let e = self.entry(it);
         let drop_thinking = (i as u32) < self.thinking_before();
@@ -879,6 +891,16 @@ pub struct Changed {
     pub all: bool,
 }
 
+/// One chat item as rendered, with its size as the fold trigger counts it.
+#[derive(Debug, Clone)]
+struct Rendered {
+    json: String,
+    chars: u64,
+    /// An assistant message with thinking (an epoch that drops thinking
+    /// before it renders it again).
+    thinking: bool,
+}
+
 /// The cache layout of one session: persisted state plus derived caches.
 #[derive(Debug, Default)]
 pub struct CacheLayout {
@@ -887,8 +909,12 @@ pub struct CacheLayout {
     /// What changed in place since the last flush took it.
     pub changed: Changed,
     pub items: Items,
-    /// Rendered items with their sizes; an epoch invalidates the ones it changed.
-    json: Vec<Option<(String, u64)>>,
+    /// Rendered items; an epoch invalidates the ones it changed.
+    json: Vec<Option<Rendered>>,
+    /// Calls an epoch could still collapse ([`CallState::open`]), of the
+    /// first `open_looked`; bind_result re-adds a call it changed.
+    open: Vec<u32>,
+    open_looked: usize,
     /// The state's text messages, serialised.
     texts: TextJson,
     /// Length of the last rendered context (sizes the next one).
@@ -913,6 +939,8 @@ impl CacheLayout {
         self.aliases.reindex();
         self.items = Items::from_turns(turns, &self.aliases);
         self.json.clear();
+        self.open.clear();
+        self.open_looked = 0;
         self.texts = TextJson::default();
         self.unsettled.clear();
         self.looked = 0;
@@ -976,6 +1004,9 @@ impl CacheLayout {
     ) {
         self.aliases.bind_call(call, object_id);
         self.changed.alias_t.insert(call);
+        if (call as usize) < self.open_looked {
+            self.open.push(call);
+        }
         let Some(c) = self.state.calls.get_mut(call as usize) else {
             return;
         };
@@ -1119,62 +1150,83 @@ impl CacheLayout {
     }
 
     /// Runs an epoch (see [`super::epochs`]) at model call `call_index`;
-    /// `file_line(i)` renders file i's delta line. Proposes a fold.
+    /// `file_line(i)` renders file i's delta line. Proposes a fold. Returns
+    /// the calls whose result or arguments it collapsed. O(calls still
+    /// open + kept), not O(calls).
     pub fn run_epoch(
         &mut self,
         p: &CachePolicy,
         call_index: u32,
         pinned: &HashSet<usize>,
         file_line: &dyn Fn(u32) -> String,
-    ) {
+    ) -> Vec<u32> {
         let number = self.state.epochs.len() as u32 + 1;
         let deactivated: HashSet<usize> =
             self.state.deactivated.iter().map(|&c| c as usize).collect();
         let kept = epochs::kept_calls(&self.state.calls, p, |i| deactivated.contains(&i));
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
-        epochs::collapse_all_but(&mut self.state.calls, &kept, p, number, is_pinned);
+        let n = self.state.calls.len();
+        self.open.extend(self.open_looked.min(n) as u32..n as u32);
+        self.open_looked = n;
+        self.open.sort_unstable();
+        self.open.dedup();
+        #[cfg(debug_assertions)]
+        let mut every = self.state.calls.clone();
+        let changed = epochs::collapse_all_but(
+            &mut self.state.calls,
+            &self.open,
+            &kept,
+            p,
+            number,
+            is_pinned,
+        );
+        #[cfg(debug_assertions)]
+        {
+            let all: Vec<u32> = (0..n as u32).collect();
+            epochs::collapse_all_but(&mut every, &all, &kept, p, number, is_pinned);
+            assert!(every == self.state.calls, "a closed call was not open");
+        }
+        let calls = &self.state.calls;
+        self.open
+            .retain(|&c| calls.get(c as usize).is_some_and(|st| st.open(p)));
         self.state.deactivated.clear();
         // Only what this epoch collapsed renders differently.
-        for (c, st) in self.state.calls.iter().enumerate() {
-            if st.collapsed == Some(number) || st.args_collapsed == Some(number) {
-                self.changed.calls.insert(c as u32);
-            }
+        for &c in &changed {
+            self.changed.calls.insert(c);
+            let st = &self.state.calls[c as usize];
             if st.collapsed == Some(number) {
-                if let Some(Some(r)) = self.items.result_item.get(c) {
+                if let Some(Some(r)) = self.items.result_item.get(c as usize) {
                     self.json.get_mut(*r as usize).map(Option::take);
                 }
             }
             if st.args_collapsed == Some(number) {
-                if let Some(&a) = self.items.assistant_item.get(c) {
+                if let Some(&a) = self.items.assistant_item.get(c as usize) {
                     self.json.get_mut(a as usize).map(Option::take);
                 }
             }
         }
 
+        // The assistant item holding the oldest kept call: thinking is
+        // dropped before it, and a fold would cut there.
+        let first_kept = kept
+            .first()
+            .map(|&oldest| self.first_assistant_from(oldest as u32));
+
         // Thinking: every assistant item before the first one holding a kept call.
         let prev = self.state.epochs.last().map_or(0, |e| e.thinking_before);
-        let mut boundary = self.items.len() as u32;
-        if let Some(&oldest) = kept.first() {
-            for (i, it) in self.items.list.iter().enumerate() {
-                if it.kind != ItemKind::Assistant {
-                    continue;
-                }
-                let last = i + 1 == self.items.len();
-                if (it.calls > 0 && it.call + it.calls > oldest as u32) || (it.calls == 0 && last) {
-                    boundary = i as u32;
-                    break;
-                }
-            }
-        } else {
-            boundary = prev;
-        }
+        let boundary = first_kept.unwrap_or(prev);
         let thinking_before = if p.drop_thinking {
             prev.max(boundary)
         } else {
             prev
         };
+        // Only items whose rendering has thinking change.
         for i in prev..thinking_before {
-            self.json.get_mut(i as usize).map(Option::take);
+            if let Some(slot) = self.json.get_mut(i as usize) {
+                if slot.as_ref().is_some_and(|r| r.thinking) {
+                    *slot = None;
+                }
+            }
         }
 
         let delta = self.delta(file_line, false);
@@ -1190,16 +1242,7 @@ impl CacheLayout {
         // at the current turn's prompt if later.
         self.fold_plan = None;
         if p.fold > 0 {
-            let mut cut = self.items.len() as u32;
-            for (i, it) in self.items.list.iter().enumerate() {
-                if it.kind == ItemKind::Assistant
-                    && (it.call..it.call + it.calls)
-                        .any(|c| kept.binary_search(&(c as usize)).is_ok())
-                {
-                    cut = i as u32;
-                    break;
-                }
-            }
+            let mut cut = first_kept.unwrap_or(self.items.len() as u32);
             let user = self
                 .items
                 .list
@@ -1214,6 +1257,38 @@ impl CacheLayout {
                 user: user.filter(|&u| u < cut),
             });
         }
+        changed
+    }
+
+    /// The first assistant item holding a call ≥ `call` (the last item if
+    /// it is an assistant without calls; else the item count). Calls are
+    /// numbered in item order, so it is the item of `call` itself.
+    fn first_assistant_from(&self, call: u32) -> u32 {
+        let found = self
+            .items
+            .assistant_item
+            .get(call as usize)
+            .copied()
+            .filter(|&a| {
+                self.items.list.get(a as usize).is_some_and(|it| {
+                    it.kind == ItemKind::Assistant && it.call <= call && call < it.call + it.calls
+                })
+            });
+        let scan = || {
+            let n = self.items.len();
+            self.items
+                .list
+                .iter()
+                .enumerate()
+                .find(|(i, it)| {
+                    it.kind == ItemKind::Assistant
+                        && ((it.calls > 0 && it.call + it.calls > call)
+                            || (it.calls == 0 && i + 1 == n))
+                })
+                .map_or(n as u32, |(i, _)| i as u32)
+        };
+        debug_assert!(found.is_none_or(|a| a == scan()), "calls out of item order");
+        found.unwrap_or_else(scan)
     }
 
     /// `FILES +k` with the files first seen since the last delta (all of
@@ -1308,8 +1383,15 @@ impl CacheLayout {
         let fold_user = fold.and_then(|f| f.user).map(|u| u as usize);
         let mut chars = utf16_len(HEADER);
         for i in (start..items.len()).chain(fold_user) {
-            let (_, n) = json[i].get_or_insert_with(|| env.render_item_counted(i));
-            chars += *n;
+            let r = json[i].get_or_insert_with(|| {
+                let (json, chars) = env.render_item_counted(i);
+                Rendered {
+                    json,
+                    chars,
+                    thinking: env.has_thinking(i),
+                }
+            });
+            chars += r.chars;
         }
         if let Some(f) = fold {
             chars += utf16_len(&f.text) + f.pinned.as_deref().map_or(0, utf16_len);
@@ -1320,10 +1402,10 @@ impl CacheLayout {
             }
         }
         *rendered_chars = chars;
-        let json: &Vec<Option<(String, u64)>> = json;
+        let json: &Vec<Option<Rendered>> = json;
         // The last output's length plus room for the new messages: no regrowth.
         let out = env.assemble_with(
-            &|i| json[i].as_ref().map_or("null", |(s, _)| s.as_str()),
+            &|i| json[i].as_ref().map_or("null", |r| r.json.as_str()),
             system,
             texts,
             buf,

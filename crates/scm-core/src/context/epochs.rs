@@ -173,6 +173,15 @@ impl CallState {
             && (self.args_collapsed.is_some() || !self.args_collapsible(p))
     }
 
+    /// Whether an epoch could still collapse something of this call: its
+    /// result may yet arrive, or its result or arguments are collapsible and
+    /// not collapsed. Once false, false for good.
+    pub fn open(&self, p: &CachePolicy) -> bool {
+        !self.has_result
+            || (self.result_collapsible(p) && self.collapsed.is_none())
+            || (self.args_collapsible(p) && self.args_collapsed.is_none())
+    }
+
     /// Size used to fill the kept region (collapsed or not).
     fn keep_units(&self, p: &CachePolicy) -> u64 {
         units(self.result_chars)
@@ -229,30 +238,39 @@ pub fn kept_calls(
     kept
 }
 
-/// Collapses every call outside `kept` that is not pinned, stamped with
-/// `epoch`. Returns how many results and argument sets collapsed.
+/// Collapses every call among `candidates` (ascending call indices: at
+/// least every call [`CallState::open`]) outside `kept` that is not pinned,
+/// stamped with `epoch`. Returns the calls whose result or arguments
+/// collapsed.
 pub fn collapse_all_but(
     calls: &mut [CallState],
+    candidates: &[u32],
     kept: &[usize],
     p: &CachePolicy,
     epoch: u32,
     pinned: impl Fn(usize) -> bool,
-) -> (usize, usize) {
-    let (mut results, mut args) = (0, 0);
-    for (i, c) in calls.iter_mut().enumerate() {
+) -> Vec<u32> {
+    let mut changed = Vec::new();
+    for &c in candidates {
+        let i = c as usize;
+        let Some(st) = calls.get_mut(i) else { continue };
         if kept.binary_search(&i).is_ok() || pinned(i) {
             continue;
         }
-        if c.result_collapsible(p) && c.collapsed.is_none() {
-            c.collapsed = Some(epoch);
-            results += 1;
+        let mut hit = false;
+        if st.result_collapsible(p) && st.collapsed.is_none() {
+            st.collapsed = Some(epoch);
+            hit = true;
         }
-        if c.args_collapsible(p) && c.args_collapsed.is_none() {
-            c.args_collapsed = Some(epoch);
-            args += 1;
+        if st.args_collapsible(p) && st.args_collapsed.is_none() {
+            st.args_collapsed = Some(epoch);
+            hit = true;
+        }
+        if hit {
+            changed.push(c);
         }
     }
-    (results, args)
+    changed
 }
 
 #[cfg(test)]
@@ -308,8 +326,9 @@ mod tests {
             vec![0, 2, 3],
             "50 + 50 fit, 100 more does not; 0 is 3's original"
         );
-        let (r, _) = collapse_all_but(&mut calls, &kept, &p, 1, |_| false);
-        assert_eq!(r, 1);
+        let all: Vec<u32> = (0..calls.len() as u32).collect();
+        let changed = collapse_all_but(&mut calls, &all, &kept, &p, 1, |_| false);
+        assert_eq!(changed, [1]);
         assert_eq!(calls[1].collapsed, Some(1));
         // The newest is kept even when it alone is over budget; excluded calls are skipped.
         let big = vec![call("read", 40_000, 0), call("read", 40_000, 0)];

@@ -73,8 +73,7 @@ fn has_assistant_text(e: &MessageEntry) -> bool {
 }
 
 /// What one folded turn shows. The texts are borrowed and rendered only for
-/// the turns that make it into the summary (the walk covers every folded
-/// item, so it must not build strings).
+/// the turns that make it into the summary.
 #[derive(Default)]
 struct TurnDigest<'a> {
     turn: u32,
@@ -84,7 +83,9 @@ struct TurnDigest<'a> {
 }
 
 /// One block per folded turn; see the module docs. `cut`: the first item
-/// that stays (everything before it is folded).
+/// that stays (everything before it is folded). Walks from the cut back and
+/// stops when the budget is spent, so a fold costs what it summarises, not
+/// the whole history.
 pub fn extractive_summary<T: AsRef<Turn>>(
     turns: &[T],
     items: &[Item],
@@ -93,62 +94,71 @@ pub fn extractive_summary<T: AsRef<Turn>>(
     files: &[FileEntry],
     budget: usize,
 ) -> String {
-    let mut digests: Vec<TurnDigest> = Vec::new();
-    for it in &items[..cut.min(items.len())] {
-        if digests.last().is_none_or(|d| d.turn != it.turn) {
-            digests.push(TurnDigest {
-                turn: it.turn,
-                ..Default::default()
-            });
-        }
-        let d = digests.last_mut().expect("pushed");
-        let turn = turns[it.turn as usize].as_ref();
-        match it.kind {
-            ItemKind::User => {
-                d.user = turn.user.as_ref().map(|u| &u.content);
-            }
-            ItemKind::Assistant => {
-                let e = &turn.messages[it.msg as usize];
-                if has_assistant_text(e) {
-                    d.outcome = Some(e);
-                }
-                d.calls.extend(it.call..it.call + it.calls);
-            }
-            _ => {}
-        }
-    }
+    let folded = &items[..cut.min(items.len())];
     let mut blocks: Vec<String> = Vec::new();
     let mut used = 0usize;
-    let mut rest = digests.len();
-    for d in digests.iter().rev() {
-        let block = turn_block(d, calls, files);
+    // Items before `end` are not summarised (yet).
+    let mut end = folded.len();
+    while end > 0 {
+        let turn = folded[end - 1].turn;
+        let start = folded[..end]
+            .iter()
+            .rposition(|it| it.turn != turn)
+            .map_or(0, |p| p + 1);
+        let block = turn_block(&digest(turns, &folded[start..end]), calls, files);
         let n = block.chars().count() + 1;
         if used + n > budget && !blocks.is_empty() {
             break;
         }
         used += n;
         blocks.push(block);
-        rest -= 1;
+        end = start;
     }
-    if rest > 0 {
-        let older = &digests[..rest];
-        let ids: Vec<u32> = older.iter().flat_map(|d| d.calls.iter().copied()).collect();
+    if end > 0 {
+        let older = &folded[..end];
         let mut line = format!(
             "- Turns {}–{}: not summarised here",
             older[0].turn,
-            older[rest - 1].turn
+            older[end - 1].turn
         );
-        if let (Some(a), Some(b)) = (ids.iter().min(), ids.iter().max()) {
-            line.push_str(&format!(
-                "; tool calls {}–{}",
-                call_alias(*a),
-                call_alias(*b)
-            ));
+        // Calls are numbered in item order: the first and last assistant
+        // items with calls hold the lowest and highest.
+        let with_calls = |it: &&Item| it.kind == ItemKind::Assistant && it.calls > 0;
+        let first = older.iter().find(with_calls).map(|it| it.call);
+        let last = older
+            .iter()
+            .rev()
+            .find(with_calls)
+            .map(|it| it.call + it.calls - 1);
+        if let (Some(a), Some(b)) = (first, last) {
+            line.push_str(&format!("; tool calls {}–{}", call_alias(a), call_alias(b)));
         }
         blocks.push(line);
     }
     blocks.reverse();
     blocks.join("\n")
+}
+
+/// The digest of one turn's run of items. The outcome is the last
+/// assistant text, found from the end (a turn can hold hundreds of calls).
+fn digest<'a, T: AsRef<Turn>>(turns: &'a [T], run: &[Item]) -> TurnDigest<'a> {
+    let turn = turns[run[0].turn as usize].as_ref();
+    let assistants = || run.iter().filter(|it| it.kind == ItemKind::Assistant);
+    TurnDigest {
+        turn: run[0].turn,
+        user: run
+            .iter()
+            .any(|it| it.kind == ItemKind::User)
+            .then(|| turn.user.as_ref().map(|u| &u.content))
+            .flatten(),
+        outcome: assistants()
+            .rev()
+            .map(|it| &turn.messages[it.msg as usize])
+            .find(|e| has_assistant_text(e)),
+        calls: assistants()
+            .flat_map(|it| it.call..it.call + it.calls)
+            .collect(),
+    }
 }
 
 fn turn_block(d: &TurnDigest, calls: &[CallState], files: &[FileEntry]) -> String {
@@ -205,6 +215,178 @@ fn turn_block(d: &TurnDigest, calls: &[CallState], files: &[FileEntry]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::cache_layout::Items;
+    use crate::context::chat::{ToolCallEntry, UserEntry};
+    use serde_json::json;
+
+    /// The digest as first written: every item, in order.
+    fn digest_forward<'a, T: AsRef<Turn>>(turns: &'a [T], run: &[Item]) -> TurnDigest<'a> {
+        let mut d = TurnDigest {
+            turn: run[0].turn,
+            ..Default::default()
+        };
+        let turn = turns[d.turn as usize].as_ref();
+        for it in run {
+            match it.kind {
+                ItemKind::User => {
+                    d.user = turn.user.as_ref().map(|u| &u.content);
+                }
+                ItemKind::Assistant => {
+                    let e = &turn.messages[it.msg as usize];
+                    if has_assistant_text(e) {
+                        d.outcome = Some(e);
+                    }
+                    d.calls.extend(it.call..it.call + it.calls);
+                }
+                _ => {}
+            }
+        }
+        d
+    }
+
+    /// The summary as first written: digests every folded turn, then takes
+    /// the newest that fit (the oracle for the bounded walk).
+    fn summary_walking_everything<T: AsRef<Turn>>(
+        turns: &[T],
+        items: &[Item],
+        cut: usize,
+        calls: &[CallState],
+        files: &[FileEntry],
+        budget: usize,
+    ) -> String {
+        let folded = &items[..cut.min(items.len())];
+        let mut digests: Vec<TurnDigest> = Vec::new();
+        let mut start = 0;
+        for i in 1..=folded.len() {
+            if i == folded.len() || folded[i].turn != folded[start].turn {
+                digests.push(digest_forward(turns, &folded[start..i]));
+                start = i;
+            }
+        }
+        let mut blocks: Vec<String> = Vec::new();
+        let mut used = 0usize;
+        let mut rest = digests.len();
+        for d in digests.iter().rev() {
+            let block = turn_block(d, calls, files);
+            let n = block.chars().count() + 1;
+            if used + n > budget && !blocks.is_empty() {
+                break;
+            }
+            used += n;
+            blocks.push(block);
+            rest -= 1;
+        }
+        if rest > 0 {
+            let older = &digests[..rest];
+            let ids: Vec<u32> = older.iter().flat_map(|d| d.calls.iter().copied()).collect();
+            let mut line = format!(
+                "- Turns {}–{}: not summarised here",
+                older[0].turn,
+                older[rest - 1].turn
+            );
+            if let (Some(a), Some(b)) = (ids.iter().min(), ids.iter().max()) {
+                line.push_str(&format!(
+                    "; tool calls {}–{}",
+                    call_alias(*a),
+                    call_alias(*b)
+                ));
+            }
+            blocks.push(line);
+        }
+        blocks.reverse();
+        blocks.join("\n")
+    }
+
+    /// Turns of varied shape: no user (continued), no calls, several calls
+    /// per message, edits and writes, text-less assistants.
+    fn session(n: usize) -> (Vec<Turn>, Vec<Item>, Vec<CallState>, Vec<FileEntry>) {
+        let mut turns = Vec::new();
+        let mut items = Items::default();
+        let mut calls = Vec::new();
+        let files: Vec<FileEntry> = (0..7)
+            .map(|i| FileEntry {
+                path: format!("src/m{i}.rs"),
+                chars: 10,
+            })
+            .collect();
+        for t in 0..n {
+            let user = (t % 5 != 3).then(|| UserEntry {
+                content: json!(format!(
+                    "turn {t}: do the   next\nthing {}",
+                    "x".repeat(t % 300)
+                )),
+                timestamp: Value::Null,
+                fp: String::new(),
+            });
+            if user.is_some() {
+                items.push_user(t);
+            }
+            let mut messages = Vec::new();
+            for m in 0..(t % 4) {
+                let k = (t + m) % 3;
+                let first = calls.len() as u32;
+                let text = if (t + m) % 2 == 0 {
+                    format!("step {m} of turn {t}")
+                } else {
+                    "  ".into()
+                };
+                let mut tool_calls = Vec::new();
+                for j in 0..k {
+                    let tool = ["read", "edit", "write", "bash"][(t + j) % 4];
+                    calls.push(CallState {
+                        tool: tool.into(),
+                        file: Some(((t + j) % 7) as u32),
+                        is_error: (t + j) % 11 == 0,
+                        ..Default::default()
+                    });
+                    tool_calls.push(ToolCallEntry {
+                        call_id: format!("c{t}_{m}_{j}"),
+                        name: tool.into(),
+                        toolcall_id: None,
+                        arguments: None,
+                    });
+                }
+                messages.push(MessageEntry {
+                    role: "assistant".into(),
+                    content: Some(vec![json!({"type": "text", "text": text})]),
+                    tool_calls: Some(tool_calls),
+                    ..Default::default()
+                });
+                items.push_assistant(t, messages.len() - 1, first, k as u32);
+            }
+            turns.push(Turn {
+                index: t,
+                user,
+                messages,
+            });
+        }
+        (turns, items.list, calls, files)
+    }
+
+    #[test]
+    fn the_bounded_walk_gives_the_summary_of_the_full_walk() {
+        let (turns, items, calls, files) = session(120);
+        for cut in [
+            0,
+            1,
+            2,
+            7,
+            40,
+            41,
+            items.len() / 2,
+            items.len() - 1,
+            items.len(),
+            items.len() + 5,
+        ] {
+            for budget in [0, 1, 50, 400, 2_000, 100_000] {
+                assert_eq!(
+                    extractive_summary(&turns, &items, cut, &calls, &files, budget),
+                    summary_walking_everything(&turns, &items, cut, &calls, &files, budget),
+                    "cut {cut}, budget {budget}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn one_line_collapses_and_cuts() {

@@ -385,30 +385,55 @@ impl Session {
         format!("{} {} ({what})", file_alias(i), entry.path)
     }
 
+    /// The file-list lines of files `from..`, rendered again only where the
+    /// file's version ([`Session::put_object`] forgets its line) or listed
+    /// size changed: a fold lists every file, and looking each object up
+    /// again costs ≈ 1 µs a file (cold memory).
+    fn file_lines(&mut self, from: u32) -> Vec<String> {
+        let n = self.cache.state.files.len();
+        self.file_lines.resize(n, None);
+        let mut out = Vec::with_capacity(n.saturating_sub(from as usize));
+        for i in from as usize..n {
+            let chars = self.cache.state.files[i].chars;
+            match &self.file_lines[i] {
+                Some((c, line)) if *c == chars => out.push(line.clone()),
+                _ => {
+                    let line = self.file_line(i as u32);
+                    out.push(line.clone());
+                    self.file_lines[i] = Some((chars, line));
+                }
+            }
+        }
+        out
+    }
+
+    /// A new version of `id`: its file-list line renders again.
+    pub(super) fn forget_file_line(&mut self, id: &str) {
+        if let Some(Alias::File(f)) = self.cache.aliases.of_object(id) {
+            if let Some(slot) = self.file_lines.get_mut(f as usize) {
+                *slot = None;
+            }
+        }
+    }
+
     fn run_epoch(&mut self, pinned: &HashSet<usize>) {
         let p = self.options.cache.clone();
         let call = self.calls.len() as u32;
-        let before: Vec<bool> = self
-            .cache
-            .state
-            .calls
-            .iter()
-            .map(|c| c.collapsed.is_some())
-            .collect();
         // The delta lists only the files first seen since the last one.
         let from = self.cache.state.files_listed;
-        let lines: Vec<String> = (from..self.cache.state.files.len() as u32)
-            .map(|i| self.file_line(i))
-            .collect();
-        self.cache
+        let lines = self.file_lines(from);
+        let changed = self
+            .cache
             .run_epoch(&p, call, pinned, &|i| lines[(i - from) as usize].clone());
         // The active set follows what is shown: collapsed toolcalls leave it.
-        for (i, was) in before.into_iter().enumerate() {
-            if !was && self.cache.state.calls[i].collapsed.is_some() {
-                if let Some(id) = self.cache.aliases.t[i].clone() {
-                    if self.active_set.remove(&id) {
-                        self.pending.session = true;
-                    }
+        let number = self.cache.state.epochs.len() as u32;
+        for c in changed {
+            if self.cache.state.calls[c as usize].collapsed != Some(number) {
+                continue;
+            }
+            if let Some(id) = self.cache.aliases.t[c as usize].clone() {
+                if self.active_set.remove(&id) {
+                    self.pending.session = true;
                 }
             }
         }
@@ -450,9 +475,7 @@ impl Session {
             &Objects(&self.objects),
             &display,
         );
-        let lines: Vec<String> = (0..self.cache.state.files.len() as u32)
-            .map(|i| self.file_line(i))
-            .collect();
+        let lines = self.file_lines(0);
         self.cache
             .apply_fold(plan, text, block, host, &|i| lines[i as usize].clone());
     }
@@ -568,6 +591,7 @@ impl Session {
     /// derives the rest from the turns. A chat written before aliases
     /// existed gets them assigned again in order.
     pub(super) fn cache_restore(&mut self, chat_doc: &Document) {
+        self.file_lines.clear();
         let aliases: Option<Aliases> = chat_doc
             .get("aliases")
             .and_then(|v| serde_json::from_value(v.clone()).ok());
@@ -600,6 +624,7 @@ impl Session {
     /// Assigns aliases and sizes by walking the turns (no layout decisions).
     fn cache_replay_turns(&mut self) {
         self.cache = Default::default();
+        self.file_lines.clear();
         let turns = self.chat.turns.clone();
         for (t, turn) in turns.iter().enumerate() {
             if turn.user.is_some() {

@@ -321,6 +321,9 @@ pub struct Session {
     write_error: Option<Error>,
     /// The last output handed over as a delta (see [`output`]).
     output: crate::context::output::OutputTracker,
+    /// File-list lines by file index, with the listed size they were
+    /// rendered from (see `file_lines` in [`cache`]).
+    file_lines: Vec<Option<(u64, String)>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -364,6 +367,7 @@ impl Session {
             cache: Default::default(),
             write_error: None,
             output: Default::default(),
+            file_lines: Vec::new(),
         }
     }
 
@@ -543,6 +547,7 @@ impl Session {
             return;
         }
         self.objects.insert(id.clone(), Cached { doc, tx });
+        self.forget_file_line(&id);
         if write {
             self.pending.docs.insert(id.clone());
         }

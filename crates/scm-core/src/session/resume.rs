@@ -335,6 +335,7 @@ impl Session {
         // Pool lines are rebuilt afterwards: update the cache directly.
         for r in results {
             let tx = r.receipt.map(|x| x.tx_id);
+            self.forget_file_line(&r.object_id);
             self.objects.insert(r.object_id, Cached { doc: r.doc, tx });
         }
         Ok(())
