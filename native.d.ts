@@ -57,9 +57,12 @@ export declare class NativeSession {
   transformContext(messagesJson: string, have?: number | undefined | null): Promise<JsContextDelta>
   /**
    * The same from a window of the transcript: `tailJson` holds
-   * `messages[offset..total]`, `offset` = the cursor − 1 (see `consumed`).
-   * null when the window does not continue what was consumed (another
-   * array, or a concurrent call moved the cursor): send the whole array.
+   * `messages[offset..total]`, either from the last consumed message on
+   * (`offset` = `consumed` − 1, checked by fingerprint) or only the new
+   * messages (`offset` = `consumed`: the caller vouches that the array
+   * continues what was consumed). null when the window does not continue
+   * what was consumed (another array, or a concurrent call moved the
+   * cursor): send the whole array.
    */
   transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null): Promise<JsContextDelta | null>
   /**

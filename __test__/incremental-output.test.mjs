@@ -182,6 +182,53 @@ describe('incremental transformContext output', () => {
     await p.close();
   });
 
+  test('only the new messages cross while the array holds the consumed objects; a copy or a replaced array is checked', async () => {
+    const p = await pair();
+    // Which window of the transcript each call sent: [total, offset, messages in it].
+    const sent = [];
+    const h = p.inc[NATIVE];
+    for (const name of ['transformContextTailNow', 'transformContextTail']) {
+      const orig = h[name];
+      h[name] = (total, offset, json, have) => {
+        sent.push([total, offset, JSON.parse(json).length]);
+        return orig(total, offset, json, have);
+      };
+    }
+    const big = 'line of a large tool output\n'.repeat(2_000);
+    const t = [msg.user('go', 1), msg.assistant([{ id: 'b1', name: 'bash', arguments: { command: 'cat big' } }]), msg.result('b1', 'bash', big)];
+    await p.call(t);
+    expect(sent).toEqual([]); // nothing consumed yet: the whole array
+    t.push(msg.assistant([{ id: 'b2', name: 'bash', arguments: { command: 'ls' } }]));
+    await p.call(t);
+    // Same objects: the large result is not sent again, only the new message.
+    expect(sent.pop()).toEqual([4, 3, 1]);
+    await p.call(t);
+    expect(sent.pop()).toEqual([4, 4, 0]);
+    // A structural copy (new objects, same content): from the last consumed message on, checked by fingerprint.
+    const copy = structuredClone(t);
+    copy.push(msg.result('b2', 'bash', 'a\nb'));
+    await p.call(copy);
+    expect(sent.pop()).toEqual([5, 3, 2]);
+    // The copy is now what was consumed: its objects anchor the next window.
+    copy.push(msg.user('more', 9));
+    await p.call(copy);
+    expect(sent.pop()).toEqual([6, 5, 1]);
+    // Another first object (a summary in front): identity no longer vouches; the last consumed message is checked by
+    // fingerprint (the engine's own rule for a window).
+    const compacted = [{ role: 'compactionSummary', summary: 'earlier work', tokensBefore: 10, timestamp: 20 }, ...copy.slice(1)];
+    compacted.push(msg.user('after', 21));
+    await p.call(compacted);
+    expect(sent.pop()).toEqual([7, 5, 2]);
+    // A rejected message leaves nothing consumed, and the window after it is still exact.
+    const bad = [...compacted, { role: 'assistant', content: 42 }];
+    await expect(p.inc.transformContext(bad)).rejects.toMatchObject({ code: 'INVALID_MESSAGE' });
+    p.forget();
+    compacted.push(msg.user('again', 22));
+    await p.call(compacted);
+    expect(sent.pop()).toEqual([8, 7, 1]);
+    await p.close();
+  });
+
   // The recorded pi session (484 model calls, 2 compactions), when the workload is present.
   test.skipIf(!existsSync(WORKLOAD))('the recorded session: every call equals the full output', async () => {
     const { loadSession } = await import('../bench/replay/lib/session.mjs');

@@ -10,6 +10,10 @@ const { storeOptionsFor } = require('./defaults.js');
 const STORE = Symbol('scm.store');
 // The last context returned: { seq, messages } (see transformContext).
 const OUTPUT = Symbol('scm.output');
+// What the engine consumed last: { consumed, first, last } objects of that array (see #window).
+const CONSUMED = Symbol('scm.consumed');
+// Ingest calls started (an async one only records CONSUMED if no other started meanwhile).
+const STARTED = Symbol('scm.started');
 const SET_OPS = new Set(['activate', 'deactivate', 'pin', 'unpin']);
 
 function sessionOptions(options) {
@@ -97,6 +101,8 @@ class ContextManager {
     this[NATIVE] = handle;
     this[STORE] = store;
     this[OUTPUT] = null;
+    this[CONSUMED] = null;
+    this[STARTED] = 0;
     Object.defineProperty(this, 'workspaceRoot', { value: workspaceRoot, enumerable: true });
   }
 
@@ -140,27 +146,50 @@ class ContextManager {
    * opened with `durableTransform: true`; while `lastError` is set it is awaited, so `lastError` is current.
    * Returns a fresh array each call; the message objects of its unchanged prefix are the previous call's (only the
    * new messages cross from the addon): treat them as read-only.
+   * Likewise, messages once passed in are taken as immutable: while `messages` still holds the consumed ones (same
+   * first and last object), only the messages after them are serialised. Replace an edited message with a new object
+   * (a new array, as pi's compaction and /tree give, is always read in full).
    */
   async transformContext(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');
     const base = this[OUTPUT];
     const have = base?.seq;
-    // The harness resends the whole transcript; serialise only what follows the cursor (the engine checks
-    // that the window continues what it consumed, and answers null if not: then the whole array goes).
-    const c = this[NATIVE].consumed;
+    const started = ++this[STARTED];
+    // The harness resends the whole transcript; serialise only what the engine has not consumed (it answers null if
+    // the window does not continue what it consumed: then the whole array goes).
+    const w = this.#window(messages);
+    const native = this[NATIVE];
     let d = null;
-    if (c > 0 && messages.length >= c) {
-      const tail = JSON.stringify(messages.slice(c - 1));
-      const native = this[NATIVE];
+    if (w) {
       // Write-behind with no write error outstanding: assemble on this thread (≈ 0.1 ms; the async form's thread
       // hops cost more at the tail) and let the write follow. Otherwise await the write, so lastError is current.
       d =
         native.writesBehind && !native.writeError
-          ? wrap(() => native.transformContextTailNow(messages.length, c - 1, tail, have))
-          : await wrapAsync(() => native.transformContextTail(messages.length, c - 1, tail, have));
+          ? wrap(() => native.transformContextTailNow(messages.length, w.offset, w.json, have))
+          : await wrapAsync(() => native.transformContextTail(messages.length, w.offset, w.json, have));
     }
-    d ??= await wrapAsync(() => this[NATIVE].transformContext(JSON.stringify(messages), have));
+    d ??= await wrapAsync(() => native.transformContext(JSON.stringify(messages), have));
+    this.#consumedAll(messages, started);
     return this.#output(base, d);
+  }
+
+  /**
+   * The part of `messages` the engine has not consumed, as `{ offset, json }`: only the new messages while the array
+   * still holds the objects the engine consumed (same first and last object where they were), else from the last
+   * consumed message on, which the engine checks by fingerprint. null: the whole array must go.
+   */
+  #window(messages) {
+    const c = this[NATIVE].consumed;
+    if (c === 0 || messages.length < c) return null;
+    const k = this[CONSUMED];
+    const offset = k && k.consumed === c && messages[0] === k.first && messages[c - 1] === k.last ? c : c - 1;
+    return { offset, json: JSON.stringify(messages.slice(offset)) };
+  }
+
+  /** After an ingest of all of `messages`: remember their objects, unless another ingest started meanwhile. */
+  #consumedAll(messages, started) {
+    const ours = started === this[STARTED] && this[NATIVE].consumed === messages.length && messages.length > 0;
+    this[CONSUMED] = ours ? { consumed: messages.length, first: messages[0], last: messages[messages.length - 1] } : null;
   }
 
   /** The context from the addon's delta: the first `keep` messages of the output we hold, then `append`. */
@@ -187,13 +216,13 @@ class ContextManager {
    */
   async observeMessages(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'observeMessages: messages must be an array');
-    const c = this[NATIVE].consumed;
-    if (c > 0 && messages.length >= c) {
-      const tail = JSON.stringify(messages.slice(c - 1));
-      const n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, c - 1, tail));
-      if (n != null) return n;
-    }
-    return wrapAsync(() => this[NATIVE].observeMessages(JSON.stringify(messages)));
+    const started = ++this[STARTED];
+    const w = this.#window(messages);
+    let n = null;
+    if (w) n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, w.offset, w.json));
+    n ??= await wrapAsync(() => this[NATIVE].observeMessages(JSON.stringify(messages)));
+    this.#consumedAll(messages, started);
+    return n;
   }
 
   /** The agent reads a file: indexed, added to the session and active. */

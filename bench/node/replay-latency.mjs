@@ -26,6 +26,8 @@ const XTDB = opt("xtdb", process.env.SCM_BENCH_XTDB_URL);
 const REPEAT = Number(opt("repeat", 1));
 // --durable: each call resolves after its store write (default: write behind).
 const DURABLE = args.includes("--durable");
+// --epoch-detail: one line per epoch call (total, native part, append size, its JSON.parse) on stderr.
+const EPOCH_DETAIL = args.includes("--epoch-detail");
 
 header("replay-latency", args);
 const session = loadSession(readFileSync(file, "utf8"));
@@ -66,7 +68,14 @@ for (const [kind, storeFor] of stores) {
       const out = await cm.transformContext(call.messages);
       const ms = performance.now() - t0;
       lat.push(ms);
-      (cm.cacheStats().epochs !== epochs ? split.epoch : split.steady).push(ms);
+      const isEpoch = cm.cacheStats().epochs !== epochs;
+      (isEpoch ? split.epoch : split.steady).push(ms);
+      if (EPOCH_DETAIL && isEpoch) {
+        const p0 = performance.now();
+        JSON.parse(seen.append);
+        const parseMs = performance.now() - p0;
+        console.error(`epoch call ${lat.length - 1}: ${f3(ms)} ms, native ${f3(seen.nativeMs)} ms, keep ${seen.keep}, out ${out.length}, append ${int(seen.append.length / 1024)} KiB parsed in ${f3(parseMs)} ms`);
+      }
       appended += out.length - seen.keep;
       // The facade's JSON work, timed on its own: the messages after the
       // previous call's array (from its last one) in, the addon's `append` out.

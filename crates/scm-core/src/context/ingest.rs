@@ -22,27 +22,30 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::model::hashing::sha256_hex;
-use crate::model::stable_json::stable_stringify;
+use crate::model::stable_json::write_value;
 
 /// SHA-256 of the stable JSON of `{content, role, timestamp, toolCallId}`,
 /// content normalised (a string becomes one text part) so a harness that
 /// switches between the two forms does not make a message look new.
 pub fn fingerprint(msg: &Value) -> String {
-    let field = |k: &str| msg.get(k).map_or("null".to_string(), stable_stringify);
-    let content = match msg.get("content") {
-        Some(Value::String(s)) => stable_stringify(&json!([{"type": "text", "text": s}])),
-        Some(v) => stable_stringify(v),
-        None => "null".to_string(),
-    };
-    let mut s = String::with_capacity(content.len() + 128);
+    let mut s = String::with_capacity(256);
     s.push_str("{\"content\":");
-    s.push_str(&content);
-    s.push_str(",\"role\":");
-    s.push_str(&field("role"));
-    s.push_str(",\"timestamp\":");
-    s.push_str(&field("timestamp"));
-    s.push_str(",\"toolCallId\":");
-    s.push_str(&field("toolCallId"));
+    match msg.get("content") {
+        Some(Value::String(t)) => write_value(&mut s, &json!([{"type": "text", "text": t}])),
+        Some(v) => write_value(&mut s, v),
+        None => s.push_str("null"),
+    }
+    for (label, k) in [
+        (",\"role\":", "role"),
+        (",\"timestamp\":", "timestamp"),
+        (",\"toolCallId\":", "toolCallId"),
+    ] {
+        s.push_str(label);
+        match msg.get(k) {
+            Some(v) => write_value(&mut s, v),
+            None => s.push_str("null"),
+        }
+    }
     s.push('}');
     sha256_hex(s.as_bytes())
 }
@@ -216,22 +219,35 @@ impl Cursor {
     }
 
     /// The fast path from a window of the array: `tail` is
-    /// `messages[offset..total]` and must start with the last consumed
-    /// message (`offset = consumed − 1`), which is checked by fingerprint.
+    /// `messages[offset..total]`, in one of two forms:
+    /// - `offset = consumed − 1`: it starts with the last consumed message,
+    ///   which is checked by fingerprint;
+    /// - `offset = consumed`: only the new messages; the caller vouches that
+    ///   the array continues what was consumed (the JS facade holds the
+    ///   consumed messages' objects and checks their identity, so a large
+    ///   last message is not serialised, sent and hashed again each call).
+    ///
     /// None when the window does not continue what was consumed: the
     /// caller then hands over the whole array (see [`Cursor::select`]).
     pub fn select_tail(&self, total: usize, offset: usize, tail: &[Value]) -> Option<Selection> {
-        if self.consumed == 0 || offset + 1 != self.consumed || offset + tail.len() != total {
+        if self.consumed == 0 || offset + tail.len() != total {
             return None;
         }
-        let first = tail.first()?;
-        if self.last_fp.as_deref() != Some(&*fingerprint(first)) {
+        let new = if offset == self.consumed {
+            tail
+        } else if offset + 1 == self.consumed {
+            let first = tail.first()?;
+            if self.last_fp.as_deref() != Some(&*fingerprint(first)) {
+                return None;
+            }
+            &tail[1..]
+        } else {
             return None;
-        }
-        let new: Vec<(usize, String)> = tail[1..]
+        };
+        let new: Vec<(usize, String)> = new
             .iter()
             .enumerate()
-            .map(|(k, m)| (offset + 1 + k, fingerprint(m)))
+            .map(|(k, m)| (self.consumed + k, fingerprint(m)))
             .collect();
         let last_fp = new
             .last()
@@ -260,6 +276,37 @@ mod tests {
 
     fn user(text: &str, ts: i64) -> Value {
         json!({"role": "user", "content": text, "timestamp": ts})
+    }
+
+    #[test]
+    fn fingerprints_are_the_stable_json_of_the_four_fields() {
+        // As first written (the cursor's persisted fingerprints must not change).
+        fn by_parts(msg: &Value) -> String {
+            use crate::model::stable_json::stable_stringify;
+            let field = |k: &str| msg.get(k).map_or("null".to_string(), stable_stringify);
+            let content = match msg.get("content") {
+                Some(Value::String(s)) => stable_stringify(&json!([{"type": "text", "text": s}])),
+                Some(v) => stable_stringify(v),
+                None => "null".to_string(),
+            };
+            sha256_hex(
+                format!(
+                    "{{\"content\":{content},\"role\":{},\"timestamp\":{},\"toolCallId\":{}}}",
+                    field("role"),
+                    field("timestamp"),
+                    field("toolCallId")
+                )
+                .as_bytes(),
+            )
+        }
+        for m in [
+            user("hi \"there\"\n", 1),
+            json!({"role": "toolResult", "toolCallId": "t1", "content": [{"type": "text", "text": "x\ty"}], "timestamp": 2, "isError": false}),
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "a", "arguments": {"b": 1, "a": [null]}}]}),
+            json!({"role": "custom"}),
+        ] {
+            assert_eq!(fingerprint(&m), by_parts(&m), "{m}");
+        }
     }
 
     #[test]
@@ -317,6 +364,11 @@ mod tests {
             vec![],
             "nothing new"
         );
+        // Only the new messages, from the cursor on.
+        assert_eq!(c.select_tail(3, 2, &more[2..]).unwrap(), c.select(&more));
+        assert_eq!(c.select_tail(2, 2, &[]).unwrap().new, vec![], "nothing new");
+        assert_eq!(c.select_tail(4, 3, &more[2..]), None, "past the cursor");
+        assert_eq!(c.select_tail(4, 2, &more[2..]), None, "wrong total");
     }
 
     #[test]
