@@ -629,6 +629,13 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
     /// pi-ai with their calls, so they get none).
     fn missing(&self, i: usize) -> Vec<String> {
         let it = &self.items.list[i];
+        let arrived = |call: u32| {
+            self.items.result_item[call as usize].is_some_and(|r| (r as usize) < self.limit)
+        };
+        // Nearly always: every result is there (checked before reading the message).
+        if (it.call..it.call + it.calls).all(arrived) {
+            return Vec::new();
+        }
         let e = self.entry(it);
         let stop = e
             .meta
@@ -641,9 +648,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         let mut out = Vec::new();
         for k in 0..it.calls {
             let call = it.call + k;
-            let arrived =
-                self.items.result_item[call as usize].is_some_and(|r| (r as usize) < self.limit);
-            if arrived {
+            if arrived(call) {
                 continue;
             }
             let tc = e.tool_calls.as_ref().and_then(|c| c.get(k as usize));

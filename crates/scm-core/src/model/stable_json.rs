@@ -24,7 +24,8 @@ pub fn stable_stringify(value: &Value) -> String {
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Appends the stable serialisation of `value` to `out`.
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -72,26 +73,32 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
 }
 
 fn write_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
+    // Byte scan: everything escaped is ASCII, and UTF-8 never uses ASCII
+    // bytes inside a multi-byte character, so each hit is a char boundary.
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escape: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\u{08}' => Some("\\b"),
-            '\u{0C}' => Some("\\f"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            c if (c as u32) < 0x20 => None,
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        match escape {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{:04x}", c as u32)),
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
         }
-        start = i + c.len_utf8();
+        out.push_str(&s[start..i]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(HEX[(b >> 4) as usize] as char);
+                out.push(HEX[(b & 0xf) as usize] as char);
+            }
+        }
+        start = i + 1;
     }
     out.push_str(&s[start..]);
     out.push('"');
@@ -132,10 +139,10 @@ mod tests {
 
     #[test]
     fn escapes_like_json_stringify() {
-        let v = json!("a\"b\\c\u{0}\u{1f}\n\u{2028}é/");
+        let v = json!("a\"b\\c\u{0}\u{1f}\n\u{2028}é/\u{8}\u{c}\r\t\u{7f}😀");
         assert_eq!(
             stable_stringify(&v),
-            "\"a\\\"b\\\\c\\u0000\\u001f\\n\u{2028}é/\""
+            "\"a\\\"b\\\\c\\u0000\\u001f\\n\u{2028}é/\\b\\f\\r\\t\u{7f}😀\""
         );
     }
 }

@@ -542,11 +542,15 @@ impl Session {
             });
             self.recorded.insert(id.clone(), hash);
         }
-        let active = self
-            .active_set
-            .iter()
-            .filter_map(|id| self.metadata_pool.position(id))
-            .collect();
+        // Recomputed only when the active set or the pool changed: O(active
+        // set) hash lookups per call otherwise.
+        let key = (self.active_set.version(), self.metadata_pool.version());
+        if self.active_positions.0 != key || key == (0, 0) {
+            let pool = &self.metadata_pool;
+            let positions = self.active_set.iter().filter_map(|id| pool.position(id));
+            self.active_positions = (key, positions.collect());
+        }
+        let active = self.active_positions.1.clone();
         self.calls.push(ModelCallRecord {
             call_index: self.calls.len(),
             messages_consumed: self.cursor.consumed,

@@ -321,6 +321,9 @@ pub struct Session {
     write_error: Option<Error>,
     /// The last output handed over as a delta (see [`output`]).
     output: crate::context::output::OutputTracker,
+    /// The active set's pool positions (each model call records them), with
+    /// the (active set, pool) versions they were computed for.
+    active_positions: ((u64, u64), Vec<usize>),
     /// File-list lines by file index, with the listed size they were
     /// rendered from (see `file_lines` in [`cache`]).
     file_lines: Vec<Option<(u64, String)>>,
@@ -368,6 +371,7 @@ impl Session {
             write_error: None,
             output: Default::default(),
             file_lines: Vec::new(),
+            active_positions: ((0, 0), Vec::new()),
         }
     }
 

@@ -3,6 +3,15 @@
 //! append-only prefix) and active content renders in activation order.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Versions come from one counter: a set replaced by another never shows a
+/// version a derived value was cached under.
+static VERSIONS: AtomicU64 = AtomicU64::new(1);
+
+fn next_version() -> u64 {
+    VERSIONS.fetch_add(1, Ordering::Relaxed)
+}
 
 /// An insertion-ordered set of object ids with O(1) membership and position.
 /// Removal is O(n); it only happens on the small active and pinned sets.
@@ -12,6 +21,8 @@ pub struct OrderedSet {
     pos: HashMap<String, usize>,
     /// Lowest position a removal shifted since [`OrderedSet::take_changed_from`].
     changed_from: Option<usize>,
+    /// Changes with every insert and removal (0: never changed).
+    version: u64,
 }
 
 impl PartialEq for OrderedSet {
@@ -47,6 +58,7 @@ impl OrderedSet {
         }
         self.pos.insert(id.clone(), self.items.len());
         self.items.push(id);
+        self.version = next_version();
         true
     }
 
@@ -60,7 +72,14 @@ impl OrderedSet {
         for (i, item) in self.items.iter().enumerate().skip(at) {
             self.pos.insert(item.clone(), i);
         }
+        self.version = next_version();
         true
+    }
+
+    /// A key for values derived from the set: it changes whenever the set
+    /// does, and no two different sets share one.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     pub fn contains(&self, id: &str) -> bool {
@@ -113,5 +132,24 @@ mod tests {
         assert!(s.insert("a"));
         assert_eq!(s.as_slice(), ["b", "c", "a"]);
         assert!(!s.remove("zz"));
+    }
+
+    #[test]
+    fn the_version_changes_with_every_change_only() {
+        let mut s = OrderedSet::from_ids(["a"]);
+        let v = s.version();
+        assert!(!s.insert("a"));
+        assert!(!s.remove("zz"));
+        assert_eq!(s.version(), v);
+        assert!(s.insert("b"));
+        let w = s.version();
+        assert_ne!(w, v);
+        assert!(s.remove("a"));
+        assert_ne!(s.version(), w);
+        assert_ne!(
+            OrderedSet::from_ids(["a"]).version(),
+            v,
+            "another set, another version"
+        );
     }
 }
