@@ -409,13 +409,17 @@ export declare class ContextManager {
    * "[t12 · 340 lines]", "FILES +k" deltas at epochs…]`. Layout 'spec':
    * `[system?, METADATA_POOL, …chat with tool results as
    * "toolcall_ref id=… tool=… status=ok|fail"…, ACTIVE_CONTENT id=… blocks]`.
-   * Resolves after the session's writes landed (each call is reconstructible).
+   * Resolves once the context is assembled; the store write follows behind
+   * (`flush()`, `close()` and the store reads wait for it), or lands first when
+   * the session was opened with `durableTransform: true`.
    * If the store is unreachable (STORE_UNAVAILABLE, STORE_TIMEOUT) it still
    * resolves with the context; the writes stay queued and `lastError` is set.
    * INVALID_MESSAGE for a malformed new message (nothing changes).
    * A fresh array each call; the message objects of the prefix that did not
    * change are the previous result's (only new messages cross from the addon):
-   * treat them as read-only.
+   * treat them as read-only. Messages passed in are taken as immutable too:
+   * while `messages` holds the objects already consumed, only the ones after
+   * them are serialised; pass a new object to change a message.
    */
   transformContext(messages: HarnessMessage[]): Promise<HarnessMessage[]>;
   /**
