@@ -41,6 +41,12 @@ export declare class NativeSession {
    * before its store write (which follows behind the write gate).
    */
   get writesBehind(): boolean
+  /**
+   * true: the tail calls take lifted strings (`texts`). A facade newer than
+   * its addon would otherwise pass them to an addon that ignores the extra
+   * argument, and the strings would arrive empty.
+   */
+  get takesLiftedStrings(): boolean
   get sessionObjectId(): string
   /** `chat:<id>` */
   get chatObjectId(): string
@@ -60,11 +66,12 @@ export declare class NativeSession {
    * `messages[offset..total]`, either from the last consumed message on
    * (`offset` = `consumed` − 1, checked by fingerprint) or only the new
    * messages (`offset` = `consumed`: the caller vouches that the array
-   * continues what was consumed). null when the window does not continue
-   * what was consumed (another array, or a concurrent call moved the
-   * cursor): send the whole array.
+   * continues what was consumed). `texts`: long strings lifted out of the
+   * JSON (`{"scm:lifted": k}` stands for `texts[k]`). null when the
+   * window does not continue what was consumed (another array, or a
+   * concurrent call moved the cursor): send the whole array.
    */
-  transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null): Promise<JsContextDelta | null>
+  transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): Promise<JsContextDelta | null>
   /**
    * `transformContextTail` on the calling thread, for write-behind sessions
    * with no write error outstanding (the facade checks; otherwise it uses
@@ -74,7 +81,7 @@ export declare class NativeSession {
    * busy machine (docs/benchmarks.md §3). The session lock is only ever
    * held for synchronous core calls, so this never waits on I/O.
    */
-  transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null): JsContextDelta | null
+  transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): JsContextDelta | null
   /**
    * Ingest harness messages (JSON array) without a model call: no context
    * is assembled or recorded. Resolves with how many were new, after their
@@ -85,7 +92,7 @@ export declare class NativeSession {
    * The same from a window of the transcript, as `transformContextTail`:
    * null when the window does not continue what was consumed.
    */
-  observeMessagesTail(total: number, offset: number, tailJson: string): Promise<number | null>
+  observeMessagesTail(total: number, offset: number, tailJson: string, texts?: Array<string> | undefined | null): Promise<number | null>
   /**
    * The last failed store write (`{ code, message }`): its documents are
    * queued for the next flush. null once a write landed.
@@ -191,8 +198,14 @@ export interface JsContextDelta {
   /** This output's number. */
   seq: number
   keep: number
-  /** The messages after the kept ones, as a JSON array. */
+  /** The messages after the kept ones that are not reused, as a JSON array. */
   append: string
+  /**
+   * Per message after the kept ones: the index of the identical message
+   * of the previous output, or -1 for the next one of `append`; null:
+   * all are in `append`.
+   */
+  reuse?: Array<number>
 }
 
 /** `{ type: 'filesystem', filesystemId, path }`. */

@@ -32,9 +32,14 @@ async function pair(extra = {}) {
   const ref = await ContextManager.open({ ...common, store: { kind: 'embedded', path: path.join(stores, 'ref.sqlite') } });
   // Count what the incremental side kept, from the addon's answers.
   const keeps = [];
+  // Per call: the addon's `reuse` (which earlier messages came back as they were), or null.
+  const reuses = [];
   const h = inc[NATIVE];
   const note = (d) => {
-    if (d) keeps.push(d.keep);
+    if (d) {
+      keeps.push(d.keep);
+      reuses.push(d.reuse ?? null);
+    }
     return d;
   };
   for (const name of ['transformContext', 'transformContextTail']) {
@@ -55,6 +60,9 @@ async function pair(extra = {}) {
     const keep = keeps[keeps.length - 1];
     expect(out).not.toBe(prev);
     if (prev) for (let i = 0; i < keep; i++) expect(out[i]).toBe(prev[i]);
+    // Reused messages are the previous result's objects too.
+    const reuse = reuses[reuses.length - 1];
+    if (prev && reuse) reuse.forEach((from, k) => from >= 0 && expect(out[keep + k]).toBe(prev[from]));
     prev = out.slice(); // the caller may edit the array it got
     calls++;
     return out;
@@ -74,7 +82,7 @@ async function pair(extra = {}) {
   const forget = () => {
     prev = null;
   };
-  return { ws, inc, ref, call, both, keeps, close, forget };
+  return { ws, inc, ref, call, both, keeps, reuses, close, forget };
 }
 
 describe('incremental transformContext output', () => {
@@ -184,14 +192,16 @@ describe('incremental transformContext output', () => {
 
   test('only the new messages cross while the array holds the consumed objects; a copy or a replaced array is checked', async () => {
     const p = await pair();
-    // Which window of the transcript each call sent: [total, offset, messages in it].
+    // Which window of the transcript each call sent: [total, offset, messages in it]; texts lifted beside it.
     const sent = [];
+    const lifted = [];
     const h = p.inc[NATIVE];
     for (const name of ['transformContextTailNow', 'transformContextTail']) {
       const orig = h[name];
-      h[name] = (total, offset, json, have) => {
+      h[name] = (total, offset, json, have, texts) => {
         sent.push([total, offset, JSON.parse(json).length]);
-        return orig(total, offset, json, have);
+        lifted.push(texts?.length ?? 0);
+        return orig(total, offset, json, have, texts);
       };
     }
     const big = 'line of a large tool output\n'.repeat(2_000);
@@ -219,13 +229,31 @@ describe('incremental transformContext output', () => {
     compacted.push(msg.user('after', 21));
     await p.call(compacted);
     expect(sent.pop()).toEqual([7, 5, 2]);
+    // Long strings (a tool output, a user's text, a written file's content) cross beside the JSON and come back in
+    // place: the outputs equal the full path's.
+    compacted.push(msg.result('b2', 'bash', big), msg.user([{ type: 'text', text: big }, { type: 'text', text: 'short' }], 23));
+    await p.call(compacted);
+    expect(sent.pop()).toEqual([9, 7, 2]);
+    expect(lifted.pop()).toBe(2);
+    compacted.push(msg.assistant([{ id: 'w1', name: 'write', arguments: { path: 'big.txt', content: big } }]));
+    await p.call(compacted);
+    expect(lifted.pop()).toBe(1);
+    // An object that already has the marker key: nothing in that window is lifted, and it passes through as sent.
+    const marked = { type: 'text', text: big, 'scm:lifted': 'mine' };
+    compacted.push(msg.result('w1', 'write', 'ok'), msg.user([marked, { type: 'text', text: big }], 24));
+    const out = await p.call(compacted);
+    expect(lifted.pop()).toBe(0);
+    const shown = out.filter((m) => m.role === 'user' && Array.isArray(m.content)).at(-1);
+    expect(shown.content[0]).toEqual(marked);
+    // A lifted index the addon was not given: an INVALID_ARGUMENT error (the facade maps it to `code`), nothing consumed.
+    await expect(async () => h.transformContextTailNow(12, 12, JSON.stringify([msg.user([{ type: 'text', text: { 'scm:lifted': 3 } }], 25)]), undefined, ['x'])).rejects.toThrow(/INVALID_ARGUMENT.*lifted string 3 is not among the 1 sent/);
     // A rejected message leaves nothing consumed, and the window after it is still exact.
     const bad = [...compacted, { role: 'assistant', content: 42 }];
     await expect(p.inc.transformContext(bad)).rejects.toMatchObject({ code: 'INVALID_MESSAGE' });
     p.forget();
-    compacted.push(msg.user('again', 22));
+    compacted.push(msg.user('again', 26));
     await p.call(compacted);
-    expect(sent.pop()).toEqual([8, 7, 1]);
+    expect(sent.pop()).toEqual([13, 12, 1]);
     await p.close();
   });
 
@@ -236,6 +264,8 @@ describe('incremental transformContext output', () => {
     const p = await pair({ emitSystemMessage: false });
     for (const c of session.calls) await p.call(c.messages);
     expect(p.keeps.filter((k) => k > 0).length).toBeGreaterThan(session.calls.length * 0.8);
+    // Epochs leave their newest messages as they were: those come back as the earlier objects.
+    expect(p.reuses.filter((r) => r?.some((from) => from >= 0)).length).toBeGreaterThan(5);
     await p.close();
   }, 300_000);
 });

@@ -30,7 +30,7 @@ use scm_core::store::Store;
 use scm_core::Error;
 use serde_json::Value;
 
-use crate::errors::{invalid_arg, parse_json, to_js, to_json, IntoJsResult};
+use crate::errors::{invalid_arg, parse_json, parse_messages, to_js, to_json, IntoJsResult};
 use crate::resolver::{JsResolvedPath, NapiMountMapping};
 use crate::store::{JsStore, JsTxReceipt};
 
@@ -186,8 +186,12 @@ pub struct JsContextDelta {
     /// This output's number.
     pub seq: u32,
     pub keep: u32,
-    /// The messages after the kept ones, as a JSON array.
+    /// The messages after the kept ones that are not reused, as a JSON array.
     pub append: String,
+    /// Per message after the kept ones: the index of the identical message
+    /// of the previous output, or -1 for the next one of `append`; null:
+    /// all are in `append`.
+    pub reuse: Option<Vec<i64>>,
 }
 
 impl From<OutputDelta> for JsContextDelta {
@@ -196,6 +200,7 @@ impl From<OutputDelta> for JsContextDelta {
             seq: d.seq,
             keep: d.keep as u32,
             append: d.append,
+            reuse: d.reuse,
         }
     }
 }
@@ -248,9 +253,10 @@ impl Shared {
         total: u32,
         offset: u32,
         tail_json: &str,
+        texts: Option<Vec<String>>,
         have: Option<u32>,
     ) -> napi::Result<Option<OutputDelta>> {
-        let tail: Vec<Value> = parse_json(tail_json, "transformContext messages")?;
+        let tail = parse_messages(tail_json, texts, "transformContext messages")?;
         self.with(|s| {
             s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
         })
@@ -461,6 +467,14 @@ impl JsSession {
         !self.shared.durable
     }
 
+    /// true: the tail calls take lifted strings (`texts`). A facade newer than
+    /// its addon would otherwise pass them to an addon that ignores the extra
+    /// argument, and the strings would arrive empty.
+    #[napi(getter)]
+    pub fn takes_lifted_strings(&self) -> bool {
+        true
+    }
+
     #[napi(getter)]
     pub fn session_object_id(&self) -> String {
         session_object_id(&self.session_id)
@@ -507,9 +521,10 @@ impl JsSession {
     /// `messages[offset..total]`, either from the last consumed message on
     /// (`offset` = `consumed` − 1, checked by fingerprint) or only the new
     /// messages (`offset` = `consumed`: the caller vouches that the array
-    /// continues what was consumed). null when the window does not continue
-    /// what was consumed (another array, or a concurrent call moved the
-    /// cursor): send the whole array.
+    /// continues what was consumed). `texts`: long strings lifted out of the
+    /// JSON (`{"scm:lifted": k}` stands for `texts[k]`). null when the
+    /// window does not continue what was consumed (another array, or a
+    /// concurrent call moved the cursor): send the whole array.
     #[napi]
     pub async fn transform_context_tail(
         &self,
@@ -517,8 +532,11 @@ impl JsSession {
         offset: u32,
         tail_json: String,
         have: Option<u32>,
+        texts: Option<Vec<String>>,
     ) -> napi::Result<Option<JsContextDelta>> {
-        let out = self.shared.assemble_tail(total, offset, &tail_json, have)?;
+        let out = self
+            .shared
+            .assemble_tail(total, offset, &tail_json, texts, have)?;
         if out.is_some() {
             self.shared.after_transform().await.js()?;
         }
@@ -539,13 +557,16 @@ impl JsSession {
         offset: u32,
         tail_json: String,
         have: Option<u32>,
+        texts: Option<Vec<String>>,
     ) -> napi::Result<Option<JsContextDelta>> {
         if self.shared.durable {
             return Err(invalid_arg(
                 "transformContextTailNow: the session awaits its writes (durableTransform)",
             ));
         }
-        let out = self.shared.assemble_tail(total, offset, &tail_json, have)?;
+        let out = self
+            .shared
+            .assemble_tail(total, offset, &tail_json, texts, have)?;
         if out.is_some() {
             self.shared.write_behind();
         }
@@ -571,8 +592,9 @@ impl JsSession {
         total: u32,
         offset: u32,
         tail_json: String,
+        texts: Option<Vec<String>>,
     ) -> napi::Result<Option<u32>> {
-        let tail: Vec<Value> = parse_json(&tail_json, "observeMessages messages")?;
+        let tail = parse_messages(&tail_json, texts, "observeMessages messages")?;
         let out = self
             .shared
             .with(|s| s.observe_messages_tail(total as usize, offset as usize, &tail))

@@ -182,6 +182,14 @@ impl ChatJson {
         self.messages.push(s);
     }
 
+    /// Holds message `len()`'s place without rendering it: the cache layout
+    /// renders its own items and never reads these (a resume renders them
+    /// again for the layout it opens with).
+    pub fn push_unrendered(&mut self, is_result: bool) {
+        self.is_result.push(is_result);
+        self.messages.push(String::new());
+    }
+
     pub fn len(&self) -> usize {
         self.messages.len()
     }

@@ -70,10 +70,7 @@ pub fn units(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
-/// UTF-16 length (JavaScript `String.length`).
-pub fn utf16_len(s: &str) -> u64 {
-    s.encode_utf16().count() as u64
-}
+pub use crate::model::utf16_len;
 
 /// Where a showing item's content came from (activate/pin results).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,10 +9,15 @@
 //! stable is kept (the spec layout's pool message changes whenever the pool
 //! does, so its `keep` is mostly 0 or 1).
 //!
+//! After the kept prefix, a message byte-identical to one of the previous
+//! output's is not sent again either (`reuse`): an epoch rewrites the older
+//! messages but leaves the newest ones — often the large tool outputs —
+//! as they were, one place further along.
+//!
 //! `seq` numbers the outputs; the caller says which output it holds
-//! (`have`), and `keep` is only non-zero when that is the previous one, so a
-//! caller that missed an output (a concurrent call, a failed promise) gets
-//! everything.
+//! (`have`), and `keep` and `reuse` only refer to it when that is the
+//! previous one, so a caller that missed an output (a concurrent call, a
+//! failed promise) gets everything.
 
 /// One output as a delta against the previous one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +26,12 @@ pub struct OutputDelta {
     pub seq: u32,
     /// Leading messages identical to output `seq - 1`.
     pub keep: usize,
-    /// The other messages, as a JSON array.
+    /// The messages after the kept ones that are not reused, as a JSON array.
     pub append: String,
+    /// Per message after the kept ones: the index of the identical message
+    /// of output `seq - 1`, or -1 for the next one of `append`. None: all
+    /// of them are in `append`.
+    pub reuse: Option<Vec<i64>>,
 }
 
 /// The previous output and where its messages end.
@@ -65,17 +74,35 @@ impl OutputTracker {
         } else {
             0
         };
-        self.ends.truncate(keep);
+        let prev_ends = std::mem::take(&mut self.ends);
+        self.ends.extend_from_slice(&prev_ends[..keep]);
         // The first message not kept starts after the `[` or the kept one's `,`.
         let start = self.ends.last().map_or(1, |&e| e + 1);
         scan_ends(json.as_bytes(), start, &mut self.ends);
-        let append = if start >= json.len() {
-            "[]".to_string()
+        let reuse = if prev_ok && prev_ends.len() > keep && self.ends.len() > keep {
+            reused(&self.json, &prev_ends, &json, &self.ends, keep)
         } else {
-            let mut s = String::with_capacity(json.len() - start + 1);
-            s.push('[');
-            s.push_str(&json[start..]);
-            s
+            None
+        };
+        let append = match &reuse {
+            _ if start >= json.len() => "[]".to_string(),
+            None => {
+                let mut s = String::with_capacity(json.len() - start + 1);
+                s.push('[');
+                s.push_str(&json[start..]);
+                s
+            }
+            Some(from) => {
+                let mut s = String::from("[");
+                for (k, _) in from.iter().enumerate().filter(|(_, &f)| f < 0) {
+                    if s.len() > 1 {
+                        s.push(',');
+                    }
+                    s.push_str(message(&json, &self.ends, keep + k));
+                }
+                s.push(']');
+                s
+            }
         };
         self.spare = std::mem::replace(&mut self.json, json);
         self.seq = self.seq.wrapping_add(1).max(1);
@@ -83,8 +110,51 @@ impl OutputTracker {
             seq: self.seq,
             keep,
             append,
+            reuse,
         }
     }
+}
+
+/// Message `i` of the JSON array `json` whose elements end at `ends`.
+fn message<'a>(json: &'a str, ends: &[usize], i: usize) -> &'a str {
+    let start = if i == 0 { 1 } else { ends[i - 1] + 1 };
+    &json[start..ends[i]]
+}
+
+/// For each message of `json` after `keep`: the index of a byte-identical
+/// message of `prev` not kept, or -1. None if nothing is reused. Messages
+/// under 256 bytes always go again (not worth a lookup on the JS side).
+fn reused(
+    prev: &str,
+    prev_ends: &[usize],
+    json: &str,
+    ends: &[usize],
+    keep: usize,
+) -> Option<Vec<i64>> {
+    const MIN: usize = 256;
+    // Candidates by length: a memcmp only between equal lengths.
+    let mut by_len: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    for j in keep..prev_ends.len() {
+        let m = message(prev, prev_ends, j);
+        if m.len() >= MIN {
+            by_len.entry(m.len()).or_default().push(j);
+        }
+    }
+    if by_len.is_empty() {
+        return None;
+    }
+    let mut any = false;
+    let from: Vec<i64> = (keep..ends.len())
+        .map(|i| {
+            let m = message(json, ends, i);
+            let hit = by_len
+                .get(&m.len())
+                .and_then(|js| js.iter().find(|&&j| message(prev, prev_ends, j) == m));
+            any |= hit.is_some();
+            hit.map_or(-1, |&j| j as i64)
+        })
+        .collect();
+    any.then_some(from)
 }
 
 /// Length of the common prefix of `a` and `b` (memcmp in blocks).
@@ -145,7 +215,25 @@ mod tests {
 
     fn apply(prev: &[Value], d: &OutputDelta) -> Vec<Value> {
         let mut out = prev[..d.keep].to_vec();
-        out.extend(serde_json::from_str::<Vec<Value>>(&d.append).unwrap());
+        let mut append = serde_json::from_str::<Vec<Value>>(&d.append)
+            .unwrap()
+            .into_iter();
+        match &d.reuse {
+            None => out.extend(append),
+            Some(from) => {
+                for &f in from {
+                    out.push(if f >= 0 {
+                        prev[f as usize].clone()
+                    } else {
+                        append.next().unwrap()
+                    });
+                }
+                assert!(
+                    append.next().is_none(),
+                    "append holds exactly the new messages"
+                );
+            }
+        }
         out
     }
 
@@ -232,6 +320,32 @@ mod tests {
             outputs.push(Value::Array(msgs[..k].to_vec()));
         }
         check(&outputs);
+    }
+
+    #[test]
+    fn identical_messages_after_a_change_are_reused_not_sent() {
+        let big = |tag: &str| json!({"role": "toolResult", "content": [{"type": "text", "text": format!("{tag} {}", "x".repeat(300))}]});
+        let a = json!([{"h": 1}, {"old": 1}, big("A"), {"u": 2}, big("B")]);
+        // An epoch: the old message collapsed; the large ones stay as they were.
+        let b = json!([{"h": 1}, {"old": "ref"}, big("A"), {"u": 2}, big("B"), big("C")]);
+        let mut t = OutputTracker::default();
+        t.next(a.to_string(), None);
+        let d = t.next(b.to_string(), Some(1));
+        assert_eq!(d.keep, 1);
+        assert_eq!(
+            d.reuse,
+            Some(vec![-1, 2, -1, 4, -1]),
+            "small and new ones go again"
+        );
+        let sent: Vec<Value> = serde_json::from_str(&d.append).unwrap();
+        assert_eq!(sent, vec![json!({"old": "ref"}), json!({"u": 2}), big("C")]);
+        check(&[
+            a.clone(),
+            b.clone(),
+            json!([{"h": 1}, big("B"), big("A"), big("A")]),
+            json!([{"h": 2}, big("A")]),
+            a,
+        ]);
     }
 
     #[test]

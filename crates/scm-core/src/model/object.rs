@@ -178,7 +178,19 @@ pub fn file_type_of(path: &str) -> String {
 /// `char_count`: UTF-16 code units (JavaScript `String.length`), 0 for null,
 /// so a JS client derives the same `metadata_hash`.
 pub fn char_count_of(content: Option<&str>) -> u64 {
-    content.map_or(0, |c| c.encode_utf16().count() as u64)
+    content.map_or(0, utf16_len)
+}
+
+/// UTF-16 length (JavaScript `String.length`), counted on the UTF-8 bytes:
+/// one unit per character (every byte that is not a continuation byte) plus
+/// one more for each 4-byte character (a surrogate pair). A plain byte count
+/// the compiler vectorises, where decoding every char is ~10× slower on the
+/// 100 KiB tool outputs it runs over.
+pub fn utf16_len(s: &str) -> u64 {
+    s.as_bytes()
+        .iter()
+        .map(|&b| u64::from((b & 0xC0) != 0x80) + u64::from(b >= 0xF0))
+        .sum()
 }
 
 /// Fill in `identity_hash` (if absent), `content_hash`, `metadata_hash` and
@@ -373,6 +385,21 @@ pub fn type_of(doc: &Document) -> Option<ObjectType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_len_counts_like_javascript() {
+        for t in [
+            "",
+            "abc",
+            "é",
+            "€uro",
+            "😀",
+            "a😀b\u{10FFFF}ĳ\n",
+            "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}",
+        ] {
+            assert_eq!(utf16_len(t), t.encode_utf16().count() as u64, "{t:?}");
+        }
+    }
 
     fn src(path: &str) -> FilesystemSource {
         FilesystemSource {

@@ -239,7 +239,7 @@ impl Session {
                     timestamp,
                     fp,
                 };
-                self.chat.rendered.push(&chat::render_user(&user));
+                self.push_spec_chat(false, || chat::render_user(&user));
                 let index = self.chat.turns.len();
                 self.chat.push_turn(Turn {
                     index,
@@ -319,13 +319,14 @@ impl Session {
             meta: Some(meta),
             ..Default::default()
         };
-        let rendered = chat::render_assistant(&entry, |c| {
-            c.arguments
-                .clone()
-                .unwrap_or_else(|| Value::Object(Map::new()))
-        });
         let ridx = self.chat.rendered.len();
-        self.chat.rendered.push(&rendered);
+        self.push_spec_chat(false, || {
+            chat::render_assistant(&entry, |c| {
+                c.arguments
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Map::new()))
+            })
+        });
         let (t, m) = self.push_entry(entry);
         self.cache_assistant(t, m);
         if has_calls {
@@ -454,8 +455,11 @@ impl Session {
             unmatched: matched.is_none().then_some(true),
             ..Default::default()
         };
-        if let Some(v) = chat::render_tool_result(&entry) {
-            self.chat.rendered.push(&v);
+        // What render_tool_result renders (a result without its call is kept, not rendered).
+        if entry.unmatched.is_none() && entry.toolcall_id.is_some() {
+            self.push_spec_chat(true, || {
+                chat::render_tool_result(&entry).unwrap_or(Value::Null)
+            });
         }
         let toolcall = entry.toolcall_id.clone().unwrap_or_default();
         let (t, m) = self.push_entry(entry);
@@ -520,6 +524,17 @@ impl Session {
     }
 
     /// Appends the static-reference record of the context just assembled.
+    /// The spec layout's rendering of the next chat message; only its place
+    /// in the cache layout, which renders its own items (a 100 KiB write's
+    /// arguments are not cloned and serialised for nothing).
+    fn push_spec_chat(&mut self, is_result: bool, render: impl FnOnce() -> Value) {
+        if self.options.layout == super::Layout::Spec {
+            self.chat.rendered.push(&render());
+        } else {
+            self.chat.rendered.push_unrendered(is_result);
+        }
+    }
+
     fn record_call(&mut self) {
         let cache = self.options.layout == super::Layout::Cache;
         let mut versions = Vec::new();
