@@ -62,6 +62,15 @@ export declare class NativeSession {
    */
   transformContext(messagesJson: string, have?: number | undefined | null): Promise<JsContextDelta>
   /**
+   * `transformContext` for a replaced array (a compaction, a branch) in
+   * which messages consumed before stand in as `{"scm:fp": <fingerprint>}`
+   * (the `consumedFps` earlier calls returned), so they are neither sent
+   * nor hashed again; long strings lifted as in `transformContextTail`.
+   * null, and nothing changed, if a stand-in would count as new: send the
+   * messages themselves.
+   */
+  transformContextWithStandIns(messagesJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): Promise<JsContextDelta | null>
+  /**
    * The same from a window of the transcript: `tailJson` holds
    * `messages[offset..total]`, either from the last consumed message on
    * (`offset` = `consumed` − 1, checked by fingerprint) or only the new
@@ -206,6 +215,14 @@ export interface JsContextDelta {
    * all are in `append`.
    */
   reuse?: Array<number>
+  /**
+   * The messages this call consumed: their indexes in the array handed
+   * over and their fingerprints (`consumedFps[k]` for `consumedAt[k]`),
+   * so the caller can send stand-ins for them in a replaced array
+   * (`transformContextWithStandIns`).
+   */
+  consumedAt: Array<number>
+  consumedFps: Array<string>
 }
 
 /** `{ type: 'filesystem', filesystemId, path }`. */

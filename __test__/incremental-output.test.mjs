@@ -42,7 +42,15 @@ async function pair(extra = {}) {
     }
     return d;
   };
-  for (const name of ['transformContext', 'transformContextTail']) {
+  // Calls answered through stand-ins.
+  let standIns = 0;
+  const viaStandIns = h.transformContextWithStandIns.bind(h);
+  h.transformContextWithStandIns = async (...a) => {
+    const d = await viaStandIns(...a);
+    if (d) standIns++;
+    return d;
+  };
+  for (const name of ['transformContext', 'transformContextTail', 'transformContextWithStandIns']) {
     const orig = h[name].bind(h);
     h[name] = async (...a) => note(await orig(...a));
   }
@@ -82,7 +90,7 @@ async function pair(extra = {}) {
   const forget = () => {
     prev = null;
   };
-  return { ws, inc, ref, call, both, keeps, reuses, close, forget };
+  return { ws, inc, ref, call, both, keeps, reuses, standIns: () => standIns, close, forget };
 }
 
 describe('incremental transformContext output', () => {
@@ -268,6 +276,31 @@ describe('incremental transformContext output', () => {
     await p.close();
   });
 
+  test('a replaced array sends the consumed messages as stand-ins; one that would count as new sends them all', async () => {
+    const p = await pair();
+    // Per call of transformContextWithStandIns: [stand-ins sent, declined].
+    const answers = [];
+    const h = p.inc[NATIVE];
+    const orig = h.transformContextWithStandIns;
+    h.transformContextWithStandIns = async (json, have, texts) => {
+      const d = await orig(json, have, texts);
+      answers.push([JSON.parse(json).filter((m) => m !== null && typeof m === 'object' && 'scm:fp' in m).length, d == null]);
+      return d;
+    };
+    const t = [msg.user('go', 1), msg.assistant([{ id: 'a1', name: 'bash', arguments: { command: 'ls' } }]), msg.result('a1', 'bash', 'x\ny'), msg.user('more', 2)];
+    await p.call(t);
+    expect(answers).toEqual([]); // nothing consumed yet: nothing stands in
+    // A compaction: a summary in front of the last two (the same objects).
+    const compacted = [{ role: 'compactionSummary', summary: 'earlier', tokensBefore: 5, timestamp: 3 }, t[2], t[3], msg.user('after', 4)];
+    await p.call(compacted);
+    expect(answers.pop()).toEqual([2, false]);
+    // The same consumed object twice: the second counts as new, the addon declines, and every message goes.
+    const twice = [compacted[0], compacted[1], compacted[1], msg.user('again', 5)];
+    await p.call(twice);
+    expect(answers.pop()).toEqual([3, true]);
+    await p.close();
+  });
+
   // The recorded pi session (484 model calls, 2 compactions), when the workload is present.
   test.skipIf(!existsSync(WORKLOAD))('the recorded session: every call equals the full output', async () => {
     const { loadSession } = await import('../bench/replay/lib/session.mjs');
@@ -275,6 +308,8 @@ describe('incremental transformContext output', () => {
     const p = await pair({ emitSystemMessage: false });
     for (const c of session.calls) await p.call(c.messages);
     expect(p.keeps.filter((k) => k > 0).length).toBeGreaterThan(session.calls.length * 0.8);
+    // After each of pi's two compactions the replaced array went with stand-ins for what was consumed.
+    expect(p.standIns()).toBe(session.compactionCalls.length);
     // Epochs leave their newest messages as they were: those come back as the earlier objects.
     expect(p.reuses.filter((r) => r?.some((from) => from >= 0)).length).toBeGreaterThan(5);
     await p.close();

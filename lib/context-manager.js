@@ -14,6 +14,9 @@ const OUTPUT = Symbol('scm.output');
 const CONSUMED = Symbol('scm.consumed');
 // Ingest calls started (an async one only records CONSUMED if no other started meanwhile).
 const STARTED = Symbol('scm.started');
+// Message object → the engine's fingerprint of it, for the messages it consumed (see #whole).
+const FPS = Symbol('scm.fps');
+const STAND_IN = 'scm:fp';
 const SET_OPS = new Set(['activate', 'deactivate', 'pin', 'unpin']);
 // Strings at least this long cross beside the JSON (see windowJson).
 const LIFT_CHARS = 2048;
@@ -129,6 +132,7 @@ class ContextManager {
     this[OUTPUT] = null;
     this[CONSUMED] = null;
     this[STARTED] = 0;
+    this[FPS] = new WeakMap();
     Object.defineProperty(this, 'workspaceRoot', { value: workspaceRoot, enumerable: true });
   }
 
@@ -195,9 +199,49 @@ class ContextManager {
           ? wrap(() => native.transformContextTailNow(messages.length, w.offset, w.json, have, w.texts))
           : await wrapAsync(() => native.transformContextTail(messages.length, w.offset, w.json, have, w.texts));
     }
-    d ??= await wrapAsync(() => native.transformContext(JSON.stringify(messages), have));
+    d ??= await this.#whole(messages, have);
+    this.#learn(messages, d);
     this.#consumedAll(messages, started);
     return this.#output(base, d);
+  }
+
+  /**
+   * The whole array (the first call, or a replaced array after a compaction or a branch switch). Messages the engine
+   * consumed before (known by object) go as stand-ins `{ "scm:fp": fingerprint }`: neither serialised nor hashed
+   * again. The addon answers null if a stand-in would count as new; then every message goes.
+   */
+  async #whole(messages, have) {
+    const native = this[NATIVE];
+    if (typeof native.transformContextWithStandIns === 'function') {
+      const fps = this[FPS];
+      let standIns = 0;
+      let clash = false;
+      const sent = messages.map((m) => {
+        if (m === null || typeof m !== 'object') return m;
+        if (Object.hasOwn(m, STAND_IN)) clash = true;
+        const fp = fps.get(m);
+        if (fp === undefined) return m;
+        standIns++;
+        return { [STAND_IN]: fp };
+      });
+      if (standIns > 0 && !clash) {
+        // Plain JSON: the few real messages rarely carry long strings here, and a replacer over the whole array
+        // costs more than it saves.
+        const d = await wrapAsync(() => native.transformContextWithStandIns(JSON.stringify(sent), have));
+        if (d != null) return d;
+      }
+    }
+    return wrapAsync(() => native.transformContext(JSON.stringify(messages), have));
+  }
+
+  /** Remembers the fingerprints of the messages a call consumed (indexes into the array it was given). */
+  #learn(messages, d) {
+    const fps = this[FPS];
+    const at = d.consumedAt ?? [];
+    for (let k = 0; k < at.length; k++) {
+      const m = messages[at[k]];
+      if (m !== null && typeof m === 'object') fps.set(m, d.consumedFps[k]);
+    }
   }
 
   /**

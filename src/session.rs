@@ -192,15 +192,29 @@ pub struct JsContextDelta {
     /// of the previous output, or -1 for the next one of `append`; null:
     /// all are in `append`.
     pub reuse: Option<Vec<i64>>,
+    /// The messages this call consumed: their indexes in the array handed
+    /// over and their fingerprints (`consumedFps[k]` for `consumedAt[k]`),
+    /// so the caller can send stand-ins for them in a replaced array
+    /// (`transformContextWithStandIns`).
+    pub consumed_at: Vec<u32>,
+    pub consumed_fps: Vec<String>,
 }
 
-impl From<OutputDelta> for JsContextDelta {
-    fn from(d: OutputDelta) -> Self {
+impl JsContextDelta {
+    /// The delta plus what the session's last ingest consumed.
+    fn of(d: OutputDelta, s: &mut Session) -> Self {
+        let (consumed_at, consumed_fps) = s
+            .take_last_consumed()
+            .into_iter()
+            .map(|(i, fp)| (i as u32, fp))
+            .unzip();
         JsContextDelta {
             seq: d.seq,
             keep: d.keep as u32,
             append: d.append,
             reuse: d.reuse,
+            consumed_at,
+            consumed_fps,
         }
     }
 }
@@ -255,10 +269,12 @@ impl Shared {
         tail_json: &str,
         texts: Option<Vec<String>>,
         have: Option<u32>,
-    ) -> napi::Result<Option<OutputDelta>> {
+    ) -> napi::Result<Option<JsContextDelta>> {
         let tail = parse_messages(tail_json, texts, "transformContext messages")?;
         self.with(|s| {
-            s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)
+            let d =
+                s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)?;
+            Ok(d.map(|d| JsContextDelta::of(d, s)))
         })
         .js()
     }
@@ -511,10 +527,40 @@ impl JsSession {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
         let out = self
             .shared
-            .with(|s| s.ingest_and_assemble_delta(&messages, have))
+            .with(|s| {
+                let d = s.ingest_and_assemble_delta(&messages, have)?;
+                Ok(JsContextDelta::of(d, s))
+            })
             .js()?;
         self.shared.after_transform().await.js()?;
-        Ok(out.into())
+        Ok(out)
+    }
+
+    /// `transformContext` for a replaced array (a compaction, a branch) in
+    /// which messages consumed before stand in as `{"scm:fp": <fingerprint>}`
+    /// (the `consumedFps` earlier calls returned), so they are neither sent
+    /// nor hashed again; long strings lifted as in `transformContextTail`.
+    /// null, and nothing changed, if a stand-in would count as new: send the
+    /// messages themselves.
+    #[napi]
+    pub async fn transform_context_with_stand_ins(
+        &self,
+        messages_json: String,
+        have: Option<u32>,
+        texts: Option<Vec<String>>,
+    ) -> napi::Result<Option<JsContextDelta>> {
+        let messages = parse_messages(&messages_json, texts, "transformContext messages")?;
+        let out = self
+            .shared
+            .with(|s| {
+                let d = s.ingest_and_assemble_with_stand_ins_delta(&messages, have)?;
+                Ok(d.map(|d| JsContextDelta::of(d, s)))
+            })
+            .js()?;
+        if out.is_some() {
+            self.shared.after_transform().await.js()?;
+        }
+        Ok(out)
     }
 
     /// The same from a window of the transcript: `tailJson` holds
@@ -540,7 +586,7 @@ impl JsSession {
         if out.is_some() {
             self.shared.after_transform().await.js()?;
         }
-        Ok(out.map(Into::into))
+        Ok(out)
     }
 
     /// `transformContextTail` on the calling thread, for write-behind sessions
@@ -570,7 +616,7 @@ impl JsSession {
         if out.is_some() {
             self.shared.write_behind();
         }
-        Ok(out.map(Into::into))
+        Ok(out)
     }
 
     /// Ingest harness messages (JSON array) without a model call: no context

@@ -94,7 +94,7 @@ export function spyDelta(cm) {
     if (d) Object.assign(seen, { append: d.append, keep: d.keep, nativeMs });
     return d;
   };
-  for (const name of ["transformContext", "transformContextTail"]) {
+  for (const name of ["transformContext", "transformContextTail", "transformContextWithStandIns"]) {
     const orig = h[name].bind(h);
     h[name] = async (...a) => note(await orig(...a));
   }

@@ -28,6 +28,9 @@ use crate::model::stable_json::write_value;
 /// content normalised (a string becomes one text part) so a harness that
 /// switches between the two forms does not make a message look new.
 pub fn fingerprint(msg: &Value) -> String {
+    if let Some(fp) = consumed_stand_in(msg) {
+        return fp.to_string();
+    }
     let mut s = String::with_capacity(256);
     s.push_str("{\"content\":");
     match msg.get("content") {
@@ -48,6 +51,19 @@ pub fn fingerprint(msg: &Value) -> String {
     }
     s.push('}');
     sha256_hex(s.as_bytes())
+}
+
+/// Key of a stand-in for a message the engine consumed before:
+/// `{"scm:fp": <its fingerprint>}`. A caller that knows which of its
+/// message objects were consumed (the JS facade, from the fingerprints each
+/// call returns) sends these instead of the messages when it hands over a
+/// replaced array, so they are neither serialised nor hashed again.
+pub const STAND_IN_KEY: &str = "scm:fp";
+
+/// The fingerprint a stand-in carries (None: a real message).
+pub fn consumed_stand_in(msg: &Value) -> Option<&str> {
+    let o = msg.as_object().filter(|o| o.len() == 1)?;
+    o.get(STAND_IN_KEY)?.as_str()
 }
 
 /// What a harness message is, for ingest.
@@ -369,6 +385,37 @@ mod tests {
         assert_eq!(c.select_tail(2, 2, &[]).unwrap().new, vec![], "nothing new");
         assert_eq!(c.select_tail(4, 3, &more[2..]), None, "past the cursor");
         assert_eq!(c.select_tail(4, 2, &more[2..]), None, "wrong total");
+    }
+
+    #[test]
+    fn a_stand_in_selects_as_the_message_it_stands_for() {
+        let mut c = Cursor::default();
+        let msgs = vec![user("a", 1), user("b", 2), user("c", 3)];
+        let s = c.select(&msgs);
+        c.commit(&s);
+        let stand_in = |m: &Value| json!({ STAND_IN_KEY: fingerprint(m) });
+        let replaced = vec![
+            user("summary", 0),
+            msgs[1].clone(),
+            msgs[2].clone(),
+            user("d", 4),
+        ];
+        let with_stand_ins = vec![
+            replaced[0].clone(),
+            stand_in(&msgs[1]),
+            stand_in(&msgs[2]),
+            replaced[3].clone(),
+        ];
+        assert_eq!(c.select(&with_stand_ins), c.select(&replaced));
+        assert_eq!(
+            consumed_stand_in(&with_stand_ins[1]),
+            Some(&*fingerprint(&msgs[1]))
+        );
+        // A message that merely has the key among others is a message.
+        assert_eq!(
+            consumed_stand_in(&json!({ STAND_IN_KEY: "x", "role": "user" })),
+            None
+        );
     }
 
     #[test]

@@ -144,6 +144,29 @@ impl Session {
         Ok(Some(out))
     }
 
+    /// [`Session::ingest_and_assemble_json`] for an array in which messages
+    /// consumed before may stand in by their fingerprint; None (nothing
+    /// changed) if a stand-in would count as new.
+    pub fn ingest_and_assemble_with_stand_ins_json(
+        &mut self,
+        messages: &[Value],
+    ) -> Result<Option<String>> {
+        self.ensure_open()?;
+        let sel = self.cursor.select(messages);
+        let stand_in_new = sel
+            .new
+            .iter()
+            .any(|(i, _)| crate::context::ingest::consumed_stand_in(&messages[*i]).is_some());
+        if stand_in_new {
+            return Ok(None);
+        }
+        self.drain_watch();
+        self.ingest_selection(sel, messages, 0)?;
+        let out = self.assemble_now();
+        self.record_call();
+        Ok(Some(out))
+    }
+
     /// Ingests the harness transcript without assembling a context or
     /// recording a model call; the writes are queued ([`Session::flush`]).
     /// For messages that would otherwise reach the engine only with the next
@@ -186,6 +209,13 @@ impl Session {
         self.ingest_selection(sel, messages, 0)
     }
 
+    /// The messages the last ingest consumed: (index in the array handed
+    /// over, fingerprint). A caller keeps them to send stand-ins later
+    /// ([`crate::context::ingest::STAND_IN_KEY`]).
+    pub fn take_last_consumed(&mut self) -> Vec<(usize, String)> {
+        std::mem::take(&mut self.last_consumed)
+    }
+
     /// Ingests a selection; `window` is the array from index `offset` on.
     fn ingest_selection(&mut self, sel: Selection, window: &[Value], offset: usize) -> Result<()> {
         let at = |i: usize| &window[i - offset];
@@ -203,11 +233,13 @@ impl Session {
         }
         let moved = !sel.new.is_empty() || self.cursor.consumed != sel.len;
         self.cursor.commit(&sel);
+        let any_new = !sel.new.is_empty();
+        self.last_consumed = sel.new;
         if moved {
             self.pending.chat = true;
         }
         // The cache layout collapses in epochs, at assembly.
-        if !sel.new.is_empty() && self.options.layout == super::Layout::Spec {
+        if any_new && self.options.layout == super::Layout::Spec {
             self.collapse();
         }
         Ok(())

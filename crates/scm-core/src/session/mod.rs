@@ -321,6 +321,8 @@ pub struct Session {
     write_error: Option<Error>,
     /// The last output handed over as a delta (see [`output`]).
     output: crate::context::output::OutputTracker,
+    /// What the last ingest consumed (see `take_last_consumed`).
+    last_consumed: Vec<(usize, String)>,
     /// The active set's pool positions (each model call records them), with
     /// the (active set, pool) versions they were computed for.
     active_positions: ((u64, u64), Vec<usize>),
@@ -372,6 +374,7 @@ impl Session {
             output: Default::default(),
             file_lines: Vec::new(),
             active_positions: ((0, 0), Vec::new()),
+            last_consumed: Vec::new(),
         }
     }
 

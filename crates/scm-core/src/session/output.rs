@@ -19,6 +19,22 @@ impl Session {
         Ok(self.output.next(json, have))
     }
 
+    /// [`Session::ingest_and_assemble_delta`] for an array in which messages
+    /// consumed before may stand in by their fingerprint
+    /// ([`crate::context::ingest::STAND_IN_KEY`]). None, and nothing changed,
+    /// if a stand-in would count as new (the caller's claim does not hold):
+    /// send the messages themselves.
+    pub fn ingest_and_assemble_with_stand_ins_delta(
+        &mut self,
+        messages: &[Value],
+        have: Option<u32>,
+    ) -> Result<Option<OutputDelta>> {
+        let Some(json) = self.ingest_and_assemble_with_stand_ins_json(messages)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.output.next(json, have)))
+    }
+
     /// [`Session::ingest_and_assemble_tail_json`] as a delta (None: the
     /// window does not continue what was consumed, nothing changed).
     pub fn ingest_and_assemble_tail_delta(
