@@ -178,8 +178,9 @@ class ContextManager {
    * prefix, and messages an epoch left as they were) are that result's (only new messages cross from the addon):
    * treat them as read-only.
    * Likewise, messages once passed in are taken as immutable: while `messages` still holds the consumed ones (same
-   * first and last object), only the messages after them are serialised. Replace an edited message with a new object
-   * (a new array, as pi's compaction and /tree give, is always read in full).
+   * first and last object), only the messages after them are serialised. Replace an edited message with a new object.
+   * A new array (as pi's compaction and /tree give) is read whole; the message objects the engine consumed before go
+   * in it by their fingerprint.
    */
   async transformContext(messages) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'transformContext: messages must be an array');
