@@ -100,8 +100,20 @@ impl Session {
     /// mostly copying), and what a binding should hand to JavaScript.
     pub fn ingest_and_assemble_json(&mut self, messages: &[Value]) -> Result<String> {
         self.ensure_open()?;
+        let sel = self.cursor.select(messages);
+        self.assemble_selection(sel, messages, 0)
+    }
+
+    /// One model call from a selection (`window` = the array from index
+    /// `offset` on): ingest it, assemble, record the call.
+    fn assemble_selection(
+        &mut self,
+        sel: Selection,
+        window: &[Value],
+        offset: usize,
+    ) -> Result<String> {
         self.drain_watch();
-        self.ingest(messages)?;
+        self.ingest_selection(sel, window, offset)?;
         let out = self.assemble_now();
         self.record_call();
         Ok(out)
@@ -124,9 +136,11 @@ impl Session {
     }
 
     /// [`Session::ingest_and_assemble_json`] given only `messages[offset..total]`
-    /// (`tail`), where `offset` is the cursor − 1: the binding then serialises
-    /// only what is new. None (nothing changed) when the window does not
-    /// continue what was consumed; hand over the whole array then.
+    /// (`tail`; `offset` is the cursor, or the cursor − 1 with the last
+    /// consumed message to check, see [`crate::context::ingest::Cursor::select_tail`]):
+    /// the binding then serialises only what is new. None (nothing changed)
+    /// when the window does not continue what was consumed; hand over the
+    /// whole array then.
     pub fn ingest_and_assemble_tail_json(
         &mut self,
         total: usize,
@@ -137,11 +151,7 @@ impl Session {
         let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
             return Ok(None);
         };
-        self.drain_watch();
-        self.ingest_selection(sel, tail, offset)?;
-        let out = self.assemble_now();
-        self.record_call();
-        Ok(Some(out))
+        self.assemble_selection(sel, tail, offset).map(Some)
     }
 
     /// [`Session::ingest_and_assemble_json`] for an array in which messages
@@ -160,11 +170,7 @@ impl Session {
         if stand_in_new {
             return Ok(None);
         }
-        self.drain_watch();
-        self.ingest_selection(sel, messages, 0)?;
-        let out = self.assemble_now();
-        self.record_call();
-        Ok(Some(out))
+        self.assemble_selection(sel, messages, 0).map(Some)
     }
 
     /// Ingests the harness transcript without assembling a context or
@@ -202,11 +208,6 @@ impl Session {
         let n = sel.new.len();
         self.ingest_selection(sel, tail, offset)?;
         Ok(Some(n))
-    }
-
-    fn ingest(&mut self, messages: &[Value]) -> Result<()> {
-        let sel = self.cursor.select(messages);
-        self.ingest_selection(sel, messages, 0)
     }
 
     /// The messages the last ingest consumed: (index in the array handed
