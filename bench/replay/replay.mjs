@@ -154,7 +154,7 @@ Runtime: ${elapsed.toFixed(1)} s for ${totalCalls} calls × ${summary.length} st
   );
 
   console.log(table);
-  console.log(`\neffective cost under four price models (ratios vs raw; penalised = + one uncached re-read per unsupported edit; expiry: ${expiredCalls} cold calls):\n`);
+  console.log(`\neffective cost under four price models (ratios vs raw; penalised = + one uncached re-read per unsupported edit; expiry: ${expiredCalls} call${expiredCalls === 1 ? "" : "s"} cold):\n`);
   console.log(prices);
   if (skipped.length) console.log(`\nskipped: ${skipped.map((s) => `${s.strategy} (${s.reason})`).join("; ")}`);
   console.log(

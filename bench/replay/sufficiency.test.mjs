@@ -9,6 +9,7 @@ import {
   anchorLines,
   anchorVisibility,
   CACHE_TTL_MS,
+  contextIndex,
   contextPlainText,
   editAnchorLines,
   PRICE_MODELS,
@@ -146,6 +147,18 @@ describe("edit-anchor visibility", () => {
     assert.ok(!text.includes("SIGNATURE-NOT-TEXT"));
     assert.ok(!text.includes("QUJD"));
     assert.ok(!text.includes('"oldText"'), "argument strings, not their JSON");
+  });
+
+  test("the indexed context answers as a substring search on the joined plain text", () => {
+    const messages = [
+      { role: "user", content: "first line of user\n   indented whole line here  \nprefix MIDDLE PART suffix" },
+      { role: "toolResult", toolCallId: "x", toolName: "read", content: [{ type: "text", text: "alpha beta gamma\ndelta epsilon" }] },
+    ];
+    const text = contextPlainText(messages);
+    const ix = contextIndex(messages);
+    const probes = ["indented whole line here", "MIDDLE PART", "alpha beta gamma", "beta gamma", "delta epsilon", "line of user", "not there at all", "suffix alpha", "gamma delta"];
+    for (const p of probes) assert.equal(ix.has(p), text.includes(p), p);
+    assert.deepEqual(anchorVisibility(probes, ix), anchorVisibility(probes, text));
   });
 
   test("an earlier edit's newText in the context supports a later edit quoting it", async () => {

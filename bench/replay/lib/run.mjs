@@ -9,7 +9,7 @@ import { addInto, messageBreakdown } from "./breakdown.mjs";
 import { toProviderMessages } from "./llm.mjs";
 import { SYSTEM_PROMPT, TOOLS } from "./prompt.mjs";
 import { loadSession } from "./session.mjs";
-import { anchorVisibility, contextPlainText, PRICE_MODELS, priceCall, sessionEdits } from "./sufficiency.mjs";
+import { anchorVisibility, contextIndex, PRICE_MODELS, priceCall, sessionEdits } from "./sufficiency.mjs";
 import { CACHE_READ_FACTOR, callCost, callSegments, lcpSegments, segmentsLength, systemSegment, toolsSegment, Tokenizer } from "./tokens.mjs";
 
 export const DEFAULT_PREAMBLE = Object.freeze({ system: SYSTEM_PROMPT, tools: TOOLS });
@@ -108,17 +108,17 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
       prev = segs;
       if (orphanedResults(provider)) orphanCalls++;
       const c = callCost(total, cached);
-      // Edit-anchor visibility: only calls that made a successful edit are checked;
-      // the context's plain text is built once per such call.
+      // Edit-anchor visibility: only calls that made a successful edit are checked,
+      // against the call's provider messages (plain text and line sets memoised per message).
       let edits = 0;
       let supported = 0;
       let penalty = 0;
       const callEdits = editsByCall.get(call.index);
       if (callEdits) {
         const tv = performance.now();
-        const text = contextPlainText(provider);
+        const context = contextIndex(provider);
         for (const ed of callEdits) {
-          const v = anchorVisibility(ed.lines, text);
+          const v = anchorVisibility(ed.lines, context);
           edits++;
           if (v.supported) supported++;
           else penalty += ed.penalty;

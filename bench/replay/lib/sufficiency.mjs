@@ -84,13 +84,47 @@ export function contextPlainText(providerMessages) {
   return providerMessages.map(messagePlainText).join("\n");
 }
 
+/** The set of trimmed lines of a message's plain text; memoised per object. */
+const lineSetMemo = new WeakMap();
+function messageLineSet(m) {
+  let set = lineSetMemo.get(m);
+  if (set === undefined) {
+    set = new Set();
+    for (const line of messagePlainText(m).split("\n")) set.add(line.trim());
+    lineSetMemo.set(m, set);
+  }
+  return set;
+}
+
 /**
- * Is an edit supported by this context text?
+ * A call's context, indexed for the substring test without joining its text:
+ * `has(line)` is `contextPlainText(messages).includes(line)` for a line without
+ * "\n" (such a line cannot span two messages). A line that is a whole trimmed
+ * line of some message is found in that message's line set (the common case:
+ * read output, an earlier edit's newText); only the others are searched for
+ * message by message. Joining and scanning every call's text cost about as much
+ * as the rest of the replay (1 s on the recorded session).
+ */
+export function contextIndex(providerMessages) {
+  return {
+    has(line) {
+      for (const m of providerMessages) if (messageLineSet(m).has(line)) return true;
+      for (const m of providerMessages) if (messagePlainText(m).includes(line)) return true;
+      return false;
+    },
+  };
+}
+
+/**
+ * Is an edit supported by this context (its plain text, or a contextIndex)?
+ * @param {string[]} lines anchor lines
+ * @param {string | {has:(line:string)=>boolean}} context
  * @returns {{lines:number, visible:number, supported:boolean}}
  */
-export function anchorVisibility(lines, text) {
+export function anchorVisibility(lines, context) {
+  const has = typeof context === "string" ? (l) => context.includes(l) : (l) => context.has(l);
   let visible = 0;
-  for (const l of lines) if (text.includes(l)) visible++;
+  for (const l of lines) if (has(l)) visible++;
   return { lines: lines.length, visible, supported: lines.length === 0 || visible >= SUPPORT_SHARE * lines.length };
 }
 
