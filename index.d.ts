@@ -414,7 +414,9 @@ export declare class ContextManager {
    * the session was opened with `durableTransform: true`.
    * If the store is unreachable (STORE_UNAVAILABLE, STORE_TIMEOUT) it still
    * resolves with the context; the writes stay queued and `lastError` is set.
-   * INVALID_MESSAGE for a malformed new message (nothing changes).
+   * INVALID_MESSAGE for a malformed new message, including one JSON cannot
+   * serialise (a cycle, a BigInt, nesting too deep, a throwing getter or
+   * toJSON; the original error is its `cause`); nothing changes.
    * A fresh array each call; the message objects of the prefix that did not
    * change are the previous result's (only new messages cross from the addon):
    * treat them as read-only. Messages passed in are taken as immutable too:
@@ -431,7 +433,7 @@ export declare class ContextManager {
    * call ingests none of them again, and observing twice is a no-op.
    * Resolves with how many messages were new, once stored; an unreachable
    * store leaves the write queued (`lastError`). INVALID_MESSAGE for a
-   * malformed new message (nothing changes).
+   * malformed new message, as for transformContext (nothing changes).
    */
   observeMessages(messages: HarnessMessage[]): Promise<number>;
   /** The agent reads a file: indexed, added to the session, active. */
