@@ -356,6 +356,8 @@ export interface PoolEntry {
   status?: 'ok' | 'fail';
   /** Files: present, stub (discovered, unread) or deleted. */
   state?: 'present' | 'stub' | 'deleted';
+  /** Files held as metadata only (their bytes never reach the context): why. */
+  content_omitted?: 'binary' | 'non_utf8' | 'too_large';
 }
 
 export interface SessionSnapshot {
@@ -446,7 +448,12 @@ export declare class ContextManager {
    */
   activate(target: string): Promise<OpResult>;
   deactivate(target: string): Promise<OpResult>;
-  /** Activate and exempt from auto-collapse until unpinned. */
+  /**
+   * Exempt from auto-collapse until unpinned. Layout 'spec' (SSOT §3.1): only
+   * that — it does not activate, and an explicit deactivate still hides the
+   * object and keeps the pin. Layout 'cache': also shows the object again
+   * (activate), and deactivate unpins.
+   */
   pin(target: string): Promise<OpResult>;
   unpin(target: string): Promise<OpResult>;
   /** Synchronous form of activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
@@ -526,7 +533,9 @@ export declare class SelfContextManager {
   observeMessages(messages: HarnessMessage[]): Promise<number>;
   read(path: string): Promise<OpResult>;
   activate(id: string): OpResult;
+  /** Hides the object (its metadata stays in the pool); a pin stays. */
   deactivate(id: string): OpResult;
+  /** Exempts the object from auto-collapse until unpinned; does not activate it (SSOT §3.1). */
   pin(id: string): OpResult;
   unpin(id: string): OpResult;
   /** Writes the file (parent directories created), then indexes it active. */
@@ -535,7 +544,10 @@ export declare class SelfContextManager {
   wrappedLs(output: string): Promise<void>;
   wrappedFind(output: string): Promise<void>;
   wrappedGrep(output: string): Promise<void>;
-  /** `bash`: the command; `ls` / `find` / `grep`: their output. Other tools are ignored. */
+  /**
+   * `bash`: the command (optionally followed by its output on the next lines: the listing of an `ls <dir>` resolves
+   * against that directory); `ls` / `find` / `grep`: their output. Other tools are ignored.
+   */
   observeToolExecutionEnd(toolName: string, commandOrOutput: string): Promise<void>;
   getXtEntity<D = ObjectDocument>(id: string): Promise<D | null>;
   getSnapshot(): SelfContextSnapshot;

@@ -50,8 +50,8 @@ function sessionOptions(options) {
     throw codedError('INVALID_ARGUMENT', 'ContextManager.open: options { sessionId, … } required');
   }
   const { sessionId, workspaceRoot, systemPrompt, mounts, policy, watch } = options;
-  if (typeof sessionId !== 'string' || sessionId === '') {
-    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-empty string');
+  if (typeof sessionId !== 'string' || sessionId.trim() === '') {
+    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-blank string');
   }
   const root = path.resolve(workspaceRoot ?? process.cwd());
   const layout = options.layout ?? 'cache';
@@ -327,7 +327,7 @@ class ContextManager {
   deactivate(target) {
     return this.#setOp('deactivate', target);
   }
-  /** Activate and exempt from auto-collapse until unpinned. */
+  /** Exempt from auto-collapse until unpinned (layout 'spec': only that; 'cache': also activates). See index.d.ts. */
   pin(target) {
     return this.#setOp('pin', target);
   }
