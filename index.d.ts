@@ -362,6 +362,8 @@ export interface PoolEntry {
   status?: 'ok' | 'fail';
   /** Files: present, stub (discovered, unread) or deleted. */
   state?: 'present' | 'stub' | 'deleted';
+  /** Files held as metadata only (their bytes never reach the context): why. */
+  content_omitted?: 'binary' | 'non_utf8' | 'too_large';
 }
 
 export interface SessionSnapshot {
@@ -420,7 +422,9 @@ export declare class ContextManager {
    * the session was opened with `durableTransform: true`.
    * If the store is unreachable (STORE_UNAVAILABLE, STORE_TIMEOUT) it still
    * resolves with the context; the writes stay queued and `lastError` is set.
-   * INVALID_MESSAGE for a malformed new message (nothing changes).
+   * INVALID_MESSAGE for a malformed new message, including one JSON cannot
+   * serialise (a cycle, a BigInt, nesting too deep, a throwing getter or
+   * toJSON; the original error is its `cause`); nothing changes.
    * A fresh array each call; the message objects of the prefix that did not
    * change are the previous result's (only new messages cross from the addon):
    * treat them as read-only. Messages passed in are taken as immutable too:
@@ -437,7 +441,7 @@ export declare class ContextManager {
    * call ingests none of them again, and observing twice is a no-op.
    * Resolves with how many messages were new, once stored; an unreachable
    * store leaves the write queued (`lastError`). INVALID_MESSAGE for a
-   * malformed new message (nothing changes).
+   * malformed new message, as for transformContext (nothing changes).
    */
   observeMessages(messages: HarnessMessage[]): Promise<number>;
   /** The agent reads a file: indexed, added to the session, active. */
@@ -450,7 +454,12 @@ export declare class ContextManager {
    */
   activate(target: string): Promise<OpResult>;
   deactivate(target: string): Promise<OpResult>;
-  /** Activate and exempt from auto-collapse until unpinned. */
+  /**
+   * Exempt from auto-collapse until unpinned. Layout 'spec' (SSOT §3.1): only
+   * that — it does not activate, and an explicit deactivate still hides the
+   * object and keeps the pin. Layout 'cache': also shows the object again
+   * (activate), and deactivate unpins.
+   */
   pin(target: string): Promise<OpResult>;
   unpin(target: string): Promise<OpResult>;
   /** Synchronous form of activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
@@ -530,7 +539,9 @@ export declare class SelfContextManager {
   observeMessages(messages: HarnessMessage[]): Promise<number>;
   read(path: string): Promise<OpResult>;
   activate(id: string): OpResult;
+  /** Hides the object (its metadata stays in the pool); a pin stays. */
   deactivate(id: string): OpResult;
+  /** Exempts the object from auto-collapse until unpinned; does not activate it (SSOT §3.1). */
   pin(id: string): OpResult;
   unpin(id: string): OpResult;
   /** Writes the file (parent directories created), then indexes it active. */
@@ -539,7 +550,10 @@ export declare class SelfContextManager {
   wrappedLs(output: string): Promise<void>;
   wrappedFind(output: string): Promise<void>;
   wrappedGrep(output: string): Promise<void>;
-  /** `bash`: the command; `ls` / `find` / `grep`: their output. Other tools are ignored. */
+  /**
+   * `bash`: the command (optionally followed by its output on the next lines: the listing of an `ls <dir>` resolves
+   * against that directory); `ls` / `find` / `grep`: their output. Other tools are ignored.
+   */
   observeToolExecutionEnd(toolName: string, commandOrOutput: string): Promise<void>;
   getXtEntity<D = ObjectDocument>(id: string): Promise<D | null>;
   getSnapshot(): SelfContextSnapshot;

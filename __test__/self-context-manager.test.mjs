@@ -93,6 +93,9 @@ describeStores('SelfContextManager', ({ kind, options }) => {
     expect(m.getSnapshot().activeSet.has(id)).toBe(false);
     expect(m.pin(id)).toMatchObject({ ok: true });
     expect(m.getSnapshot().pinnedSet).toEqual(new Set([id]));
+    // A pin only exempts from auto-collapse (SSOT §3.1): it does not activate.
+    expect(m.getSnapshot().activeSet).toEqual(new Set());
+    expect(m.activate(id)).toMatchObject({ ok: true });
     expect(m.getSnapshot().activeSet).toEqual(new Set([id]));
     expect(m.unpin(id)).toMatchObject({ ok: true });
     expect(m.activate(m.chatObjectId)).toMatchObject({ ok: false, code: 'NOT_CONTENT_OBJECT' });

@@ -3,7 +3,7 @@
 
 const path = require('node:path');
 const { native, NATIVE } = require('./native.js');
-const { wrap, wrapAsync, codedError } = require('./errors.js');
+const { wrap, wrapAsync, codedError, messagesJson } = require('./errors.js');
 const { Store } = require('./store.js');
 const { storeOptionsFor } = require('./defaults.js');
 
@@ -32,7 +32,7 @@ const LIFTED = 'scm:lifted';
 function windowJson(messages) {
   const texts = [];
   let clash = false;
-  const json = JSON.stringify(messages, (_key, value) => {
+  const json = messagesJson(() => JSON.stringify(messages, (_key, value) => {
     if (typeof value === 'string') {
       if (value.length < LIFT_CHARS) return value;
       texts.push(value);
@@ -40,8 +40,8 @@ function windowJson(messages) {
     }
     if (value !== null && typeof value === 'object' && Object.hasOwn(value, LIFTED)) clash = true;
     return value;
-  });
-  if (clash) return { json: JSON.stringify(messages), texts: undefined };
+  }));
+  if (clash) return { json: messagesJson(() => JSON.stringify(messages)), texts: undefined };
   return { json, texts: texts.length ? texts : undefined };
 }
 
@@ -50,13 +50,13 @@ function sessionOptions(options) {
     throw codedError('INVALID_ARGUMENT', 'ContextManager.open: options { sessionId, … } required');
   }
   const { sessionId, workspaceRoot, systemPrompt, mounts, policy, watch } = options;
-  if (typeof sessionId !== 'string' || sessionId === '') {
-    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-empty string');
+  if (typeof sessionId !== 'string' || sessionId.trim() === '') {
+    throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-blank string');
   }
   const root = path.resolve(workspaceRoot ?? process.cwd());
   const layout = options.layout ?? 'cache';
   if (layout !== 'cache' && layout !== 'spec') {
-    throw codedError('INVALID_ARGUMENT', `ContextManager.open: layout must be 'cache' or 'spec', got ${JSON.stringify(layout)}`);
+    throw codedError('INVALID_ARGUMENT', `ContextManager.open: layout must be 'cache' or 'spec', got ${typeof layout === 'string' ? JSON.stringify(layout) : typeof layout}`);
   }
   return {
     root,
@@ -89,7 +89,7 @@ function forkOf(f) {
   if (typeof f !== 'object' || typeof f.sessionId !== 'string' || f.sessionId === '' || !Array.isArray(f.messages ?? [])) {
     throw codedError('INVALID_ARGUMENT', 'ContextManager.open: forkOf must be { sessionId: string, messages: array }');
   }
-  return { sessionId: f.sessionId, messagesJson: JSON.stringify(f.messages ?? []) };
+  return { sessionId: f.sessionId, messagesJson: messagesJson(() => JSON.stringify(f.messages ?? [])) };
 }
 
 /** `{ ok, message, id?, code? }` without undefined keys. */
@@ -217,22 +217,26 @@ class ContextManager {
       const fps = this[FPS];
       let standIns = 0;
       let clash = false;
-      const sent = messages.map((m) => {
-        if (m === null || typeof m !== 'object') return m;
-        if (Object.hasOwn(m, STAND_IN)) clash = true;
-        const fp = fps.get(m);
-        if (fp === undefined) return m;
-        standIns++;
-        return { [STAND_IN]: fp };
-      });
+      const sent = messagesJson(() =>
+        messages.map((m) => {
+          if (m === null || typeof m !== 'object') return m;
+          if (Object.hasOwn(m, STAND_IN)) clash = true;
+          const fp = fps.get(m);
+          if (fp === undefined) return m;
+          standIns++;
+          return { [STAND_IN]: fp };
+        }),
+      );
       if (standIns > 0 && !clash) {
         // Plain JSON: the few real messages rarely carry long strings here, and a replacer over the whole array
         // costs more than it saves.
-        const d = await wrapAsync(() => native.transformContextWithStandIns(JSON.stringify(sent), have));
+        const json = messagesJson(() => JSON.stringify(sent));
+        const d = await wrapAsync(() => native.transformContextWithStandIns(json, have));
         if (d != null) return d;
       }
     }
-    return wrapAsync(() => native.transformContext(JSON.stringify(messages), have));
+    const json = messagesJson(() => JSON.stringify(messages));
+    return wrapAsync(() => native.transformContext(json, have));
   }
 
   /** Remembers the fingerprints of the messages a call consumed (indexes into the array it was given). */
@@ -257,7 +261,7 @@ class ContextManager {
     const k = this[CONSUMED];
     const offset = k && k.consumed === c && messages[0] === k.first && messages[c - 1] === k.last ? c : c - 1;
     const window = messages.slice(offset);
-    if (this[NATIVE].takesLiftedStrings !== true) return { offset, json: JSON.stringify(window), texts: undefined };
+    if (this[NATIVE].takesLiftedStrings !== true) return { offset, json: messagesJson(() => JSON.stringify(window)), texts: undefined };
     return { offset, ...windowJson(window) };
   }
 
@@ -302,7 +306,10 @@ class ContextManager {
     const w = this.#window(messages);
     let n = null;
     if (w) n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, w.offset, w.json, w.texts));
-    n ??= await wrapAsync(() => this[NATIVE].observeMessages(JSON.stringify(messages)));
+    if (n == null) {
+      const json = messagesJson(() => JSON.stringify(messages));
+      n = await wrapAsync(() => this[NATIVE].observeMessages(json));
+    }
     this.#consumedAll(messages, started);
     return n;
   }
@@ -320,7 +327,7 @@ class ContextManager {
   deactivate(target) {
     return this.#setOp('deactivate', target);
   }
-  /** Activate and exempt from auto-collapse until unpinned. */
+  /** Exempt from auto-collapse until unpinned (layout 'spec': only that; 'cache': also activates). See index.d.ts. */
   pin(target) {
     return this.#setOp('pin', target);
   }

@@ -29,8 +29,11 @@ function normalize(err) {
     err.code = m[1];
   } else if (typeof err.code === 'string' && NAPI_STATUS_CODES[err.code]) {
     err.code = NAPI_STATUS_CODES[err.code];
-  } else if (err instanceof TypeError && !err.code) {
+  } else if ((err instanceof TypeError || err instanceof RangeError) && !err.code) {
     err.code = 'INVALID_ARGUMENT';
+  } else if (typeof err.code !== 'string') {
+    // Every error that reaches JS carries a code; one the addon did not name is ours.
+    err.code = 'INTERNAL';
   }
   Object.defineProperty(err, 'scmCoded', { value: true });
   return err;
@@ -67,4 +70,28 @@ function codedError(code, message) {
   return err;
 }
 
-module.exports = { normalize, rethrow, wrap, wrapAsync, codedError };
+/** `String(x)` that cannot throw (a value whose toString throws, a revoked proxy). */
+function describe(x) {
+  try {
+    return String(x instanceof Error ? x.message : x);
+  } catch {
+    return 'an unprintable value';
+  }
+}
+
+/**
+ * `serialise()` (a JSON.stringify of harness messages), with what JSON cannot take — a cycle, a BigInt, nesting too
+ * deep for the stack, a getter or toJSON that throws — as INVALID_MESSAGE (the original error is its `cause`). A
+ * try/catch around the one stringify the call does anyway: no walk of the messages beforehand.
+ */
+function messagesJson(serialise) {
+  try {
+    return serialise();
+  } catch (cause) {
+    const err = codedError('INVALID_MESSAGE', `messages cannot be serialised as JSON: ${describe(cause)}`);
+    err.cause = cause;
+    throw err;
+  }
+}
+
+module.exports = { normalize, rethrow, wrap, wrapAsync, codedError, messagesJson };

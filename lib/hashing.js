@@ -7,7 +7,15 @@ const { native } = require('./native.js');
 const { wrap, codedError } = require('./errors.js');
 
 function toJson(value, what) {
-  const json = JSON.stringify(value);
+  let json;
+  try {
+    json = JSON.stringify(value);
+  } catch (cause) {
+    // A cycle, a BigInt, nesting too deep, a throwing getter or toJSON.
+    const err = codedError('INVALID_ARGUMENT', `${what}: value is not JSON-serialisable (${cause instanceof Error ? cause.message : 'a thrown value'})`);
+    err.cause = cause;
+    throw err;
+  }
   if (json === undefined) throw codedError('INVALID_ARGUMENT', `${what}: value is not JSON-serialisable`);
   return json;
 }

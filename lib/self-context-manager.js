@@ -29,8 +29,9 @@ class SelfContextManager {
    *   (or `SCM_STORE_PATH`) is used. `watch` (default true) tracks indexed files.
    */
   constructor({ sessionId, workspaceRoot, systemPrompt, xtdbBaseUrl, watch } = {}) {
-    if (typeof sessionId !== 'string' || sessionId === '') {
-      throw codedError('INVALID_ARGUMENT', 'SelfContextManager: sessionId must be a non-empty string');
+    // The core refuses a blank id too; the constructor is synchronous and opens nothing, so it checks here.
+    if (typeof sessionId !== 'string' || sessionId.trim() === '') {
+      throw codedError('INVALID_ARGUMENT', 'SelfContextManager: sessionId must be a non-blank string');
     }
     const root = path.resolve(workspaceRoot ?? process.cwd());
     this.#options = {

@@ -794,7 +794,7 @@ impl JsSession {
     /// The sets as JSON `{session_index, metadata_pool: [{id, type, path?, …}], active_set, pinned_set}`.
     #[napi(catch_unwind)]
     pub fn snapshot_json(&self) -> napi::Result<String> {
-        let snap = self.shared.with(|s| Ok(s.snapshot())).js()?;
+        let snap = self.shared.with(|s| Ok(s.snapshot_now())).js()?;
         to_json(&snap)
     }
 

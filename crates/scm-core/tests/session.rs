@@ -726,3 +726,59 @@ async fn a_write_that_failed_is_retried_by_the_next_flush() {
         assert_eq!(s.model_call(0).unwrap().basis_tx, Some(receipt.tx_id));
     }
 }
+
+/// SSOT §3.1 "Pinned set" (spec layout): a pin only exempts an object from
+/// auto-collapse. It does not activate it; an explicit deactivate hides it
+/// and keeps the pin; both survive a resume, as does a later unpin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_layout_pin_only_exempts_and_deactivate_keeps_the_pin() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        ws.write("p.md", "PIN-BODY");
+        let sid = unique_id("pinspec");
+        let id = ws.file_id("p.md");
+        let mut t = Transcript::default();
+        {
+            let mut s = ws.open(SessionOptions::new(&sid)).await;
+            s.read("p.md").await.unwrap();
+            assert!(s.deactivate(&id).ok);
+            let r = s.pin(&id);
+            assert!(r.ok && r.message.contains("not active"), "{r:?}");
+            assert!(!s.snapshot().active_set.contains(&id));
+            t.user("one");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(occurrences(&out, "PIN-BODY"), 0);
+            assert!(s.activate(&id).ok);
+            let r = s.deactivate(&id);
+            assert!(r.ok && r.message.contains("still pinned"), "{r:?}");
+            assert_eq!(s.snapshot().pinned_set, vec![id.clone()]);
+            assert!(!s.snapshot().active_set.contains(&id));
+            s.close().await.unwrap();
+        }
+        {
+            let mut s = ws.open(SessionOptions::new(&sid)).await;
+            assert_eq!(s.snapshot().pinned_set, vec![id.clone()]);
+            assert!(!s.snapshot().active_set.contains(&id));
+            assert!(s.unpin(&id).ok);
+            s.close().await.unwrap();
+        }
+        let s = ws.open(SessionOptions::new(&sid)).await;
+        assert!(s.snapshot().pinned_set.is_empty());
+        assert!(!s.snapshot().active_set.contains(&id));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blank_session_id_is_refused() {
+    let ws = Workspace::new(stores().remove(0));
+    for sid in ["", "   ", "\t "] {
+        let err = scm_core::session::Session::open(
+            ws.store.clone(),
+            ws.indexer.clone(),
+            SessionOptions::new(sid),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{sid:?}");
+    }
+}

@@ -47,7 +47,7 @@ use notify_debouncer_full::{
 };
 
 use crate::error::Error;
-use crate::fs::indexer::{IndexAction, Indexer};
+use crate::fs::indexer::Indexer;
 use crate::fs::resolver::ResolvedPath;
 use crate::store::Document;
 
@@ -425,16 +425,18 @@ impl Inner {
         }
     }
 
-    /// Re-stat and re-index one tracked path.
+    /// Re-stat and re-index one tracked path. The current version is
+    /// reported even when the store already held it (`Unchanged`): another
+    /// manager on the same store may have indexed the change first (its
+    /// `observeWrite`), and this session may still hold the older version.
+    /// The session ignores a version it already has.
     async fn recheck(&self, res: &ResolvedPath) {
         match self.indexer.index_resolved(res).await {
-            Ok(r) if r.action == IndexAction::Unchanged => {}
             Ok(r) => self.emit(WatchEvent::Updated {
                 object_id: r.object_id,
                 doc: r.doc,
             }),
             Err(Error::FileNotFound { .. }) => match self.indexer.index_file_deletion(res).await {
-                Ok(r) if r.action == IndexAction::Unchanged => {}
                 Ok(r) => self.emit(WatchEvent::Deleted {
                     object_id: r.object_id,
                     doc: r.doc,

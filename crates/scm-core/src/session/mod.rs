@@ -162,6 +162,10 @@ pub struct PoolEntry {
     /// File state: present, stub, deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// Why a file's content is not held (`binary`, `non_utf8`, `too_large`):
+    /// such a file is metadata only, its bytes never reach the context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_omitted: Option<String>,
 }
 
 /// The session's sets.
@@ -433,6 +437,16 @@ impl Session {
         }
     }
 
+    /// [`Session::snapshot`] after applying the watcher events received so
+    /// far: a file changed on disk shows its new metadata (`char_count`, …)
+    /// without waiting for the next operation. What callers of the API get.
+    pub fn snapshot_now(&mut self) -> SessionSnapshot {
+        if !self.closed {
+            self.drain_watch();
+        }
+        self.snapshot()
+    }
+
     /// The sets, with each pool object's metadata.
     pub fn snapshot(&self) -> SessionSnapshot {
         let resolver = self.resolver();
@@ -459,6 +473,7 @@ impl Session {
                     tool: s("tool"),
                     status: s("status"),
                     state: if is_file { s("state") } else { None },
+                    content_omitted: if is_file { s("content_omitted") } else { None },
                     object_type,
                 }
             })

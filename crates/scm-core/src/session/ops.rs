@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{discovery, OpResult, Session};
+use super::{discovery, Layout, OpResult, Session};
 use crate::error::{Error, Result};
 use crate::fs::indexer::IndexResult;
 use crate::fs::resolver::ResolvedPath;
@@ -227,7 +227,17 @@ impl Session {
         }
     }
 
+    /// Whether `pin` only exempts from auto-collapse (the spec layout, SSOT
+    /// §3.1 "Pinned set") rather than also showing the object (the cache
+    /// layout's pin: "show it and keep it", see design §5).
+    fn pin_only_exempts(&self) -> bool {
+        self.options.layout == Layout::Spec
+    }
+
     /// Collapses an object to its metadata line (it stays in the pool).
+    /// Spec layout: the pin stays (it only ever exempted the object from
+    /// auto-collapse; an explicit deactivate still hides it). Cache layout:
+    /// deactivate also unpins.
     pub fn deactivate(&mut self, target: &str) -> OpResult {
         let id = match self.op_target(target) {
             Ok(id) => id,
@@ -239,35 +249,52 @@ impl Session {
             return OpResult::success(format!("{id} was not active"), Some(id));
         }
         self.pending.session = true;
-        let unpinned = if self.pinned_set.remove(&id) {
-            " and unpinned"
+        let message = if self.pin_only_exempts() {
+            let pinned = if self.pinned_set.contains(&id) {
+                " (still pinned: once activated again, auto-collapse will not hide it)"
+            } else {
+                ""
+            };
+            format!("deactivated {id}: its metadata stays in the pool{pinned}")
         } else {
-            ""
+            let unpinned = if self.pinned_set.remove(&id) {
+                " and unpinned"
+            } else {
+                ""
+            };
+            format!("deactivated{unpinned} {id}: its metadata stays in the pool")
         };
-        OpResult::success(
-            format!("deactivated{unpinned} {id}: its metadata stays in the pool"),
-            Some(id),
-        )
+        OpResult::success(message, Some(id))
     }
 
-    /// Activates an object and exempts it from auto-collapse until unpinned.
+    /// Spec layout: exempts an object from auto-collapse until unpinned; it
+    /// does not change whether the object is active. Cache layout: also
+    /// activates it (shows it again).
     pub fn pin(&mut self, target: &str) -> OpResult {
         let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
-        if let Err(e) = self.make_active(&id) {
-            return OpResult::failure(&e, Some(id));
+        let exempt_only = self.pin_only_exempts();
+        if !exempt_only {
+            if let Err(e) = self.make_active(&id) {
+                return OpResult::failure(&e, Some(id));
+            }
         }
-        if self.pinned_set.insert(id.as_str()) {
-            self.pending.session = true;
-            OpResult::success(
-                format!("pinned {id}: it stays active until unpinned"),
-                Some(id),
-            )
+        if !self.pinned_set.insert(id.as_str()) {
+            return OpResult::success(format!("{id} is already pinned"), Some(id));
+        }
+        self.pending.session = true;
+        let message = if !exempt_only {
+            format!("pinned {id}: it stays active until unpinned")
+        } else if self.active_set.contains(&id) {
+            format!("pinned {id}: auto-collapse will not hide it (deactivate still does)")
         } else {
-            OpResult::success(format!("{id} is already pinned"), Some(id))
-        }
+            format!(
+                "pinned {id}: it is not active; activate it to show its content (auto-collapse will not hide it)"
+            )
+        };
+        OpResult::success(message, Some(id))
     }
 
     /// Removes the pin; the object stays active until the window collapses it.

@@ -41,9 +41,9 @@ pub(super) fn ids_of(doc: &Document, key: &str) -> Vec<String> {
 }
 
 fn validate_session_id(id: &str) -> Result<()> {
-    if id.is_empty() || id.len() > 512 || id.chars().any(char::is_control) {
+    if id.trim().is_empty() || id.len() > 512 || id.chars().any(char::is_control) {
         return Err(Error::InvalidArgument(format!(
-            "session_id must be 1–512 printable characters, got {id:?}"
+            "session_id must be 1–512 printable characters, not all blank, got {id:?}"
         )));
     }
     Ok(())
