@@ -57,9 +57,6 @@ const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 for (const line of PI_LINES) {
 	const missing = missingTools(line);
 	const opt = { skip: missing ? `pi ${line} not set up (${missing})` : false };
-	// Findings 1 and 3 are fixed by the cache layout's redesign (issue 10 "What to build" 2), not on this branch yet:
-	// these run and report, but do not fail the suite until that lands. Remove `todo` then.
-	const pending = (finding) => ({ ...opt, todo: `issue 10 finding ${finding}: waits for the cache layout redesign` });
 
 	describe(`pi ${line}: the real loop over several prompts (cache layout)`, () => {
 		it("ten short text-only turns: every user prompt reaches the model exactly once, in order", opt, async () => {
@@ -157,7 +154,7 @@ for (const line of PI_LINES) {
 			}
 		});
 
-		it("a file changed on disk after deactivate/activate: activate shows the new text and never points at the old one", pending(1), async () => {
+		it("a file changed on disk after deactivate/activate: activate shows the new text and never points at the old one", opt, async () => {
 			const OLD = `OLD-TEXT\n${filler(3)}`;
 			const NEW = `NEW-TEXT\n${filler(3, "row")}`;
 			const ws = workspace(BASE, { "a.txt": OLD, "new.txt": NEW });
@@ -192,7 +189,7 @@ for (const line of PI_LINES) {
 			}
 		});
 
-		it("every read's output reaches the model in full at least once before it can collapse", pending(3), async () => {
+		it("every read's output reaches the model in full at least once before it can collapse", opt, async () => {
 			const files = Object.fromEntries([1, 2, 3, 4].map((k) => [`f${k}.txt`, `FILE-${k}\n${filler(40, `f${k}`)}`]));
 			const ws = workspace(BASE, files);
 			const r = checked(
