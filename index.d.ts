@@ -447,6 +447,17 @@ export declare class ContextManager {
   /** The agent reads a file: indexed, added to the session, active. */
   read(path: string): Promise<OpResult>;
   /**
+   * The agent read part of a file (a line range, an image): indexed and listed in the pool, not made active, so the
+   * read's toolcall names a file object that exists.
+   */
+  observePartialRead(path: string): Promise<OpResult>;
+  /**
+   * The system prompt the model gets, when the harness sends it itself (`emitSystemMessage: false`): stored as a new
+   * version of `system_prompt:<sessionId>` when it changed, recorded with the next model call (reconstructCall). Set
+   * it before the transformContext of the call it belongs to.
+   */
+  setSystemPrompt(prompt: string): void;
+  /**
    * `target`: object id, a unique id prefix (≥ 6 chars), a harness tool-call
    * id, or a file path. The set change is immediate; the promise resolves once
    * it is stored (a store failure rejects with a coded error and the write
@@ -486,7 +497,11 @@ export declare class ContextManager {
   history<D = ObjectDocument>(id: string): Promise<Version<D>[]>;
   /** The version visible at transaction `txId`, or null. */
   getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
-  /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. INVALID_ARGUMENT for an unknown call. */
+  /**
+   * Rebuild exactly what model call `n` (0-based, one per transformContext) received, from stored versions: its
+   * context, headed by the session's system prompt of that call as a `system` message, also when the harness sent
+   * that prompt itself (`emitSystemMessage: false` with setSystemPrompt). INVALID_ARGUMENT for an unknown call.
+   */
   reconstructCall(n: number): Promise<HarnessMessage[]>;
   /** Write everything queued in one transaction; null when nothing was queued. */
   flush(): Promise<TxReceipt | null>;

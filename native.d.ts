@@ -113,6 +113,11 @@ export declare class NativeSession {
   cacheStatsJson(): string
   /** The agent reads a file: index it and make it active. */
   read(path: string): Promise<JsOpResult>
+  /**
+   * The agent read part of a file (a line range, an image): indexed and
+   * listed, not active.
+   */
+  observePartialRead(path: string): Promise<JsOpResult>
   /** The harness wrote a file for the agent: new version, active. */
   observeWrite(path: string): Promise<JsOpResult>
   /** The harness edited a file for the agent: new version, active. */
@@ -132,6 +137,13 @@ export declare class NativeSession {
   deactivate(target: string): JsOpResult
   pin(target: string): JsOpResult
   unpin(target: string): JsOpResult
+  /**
+   * Sets the system prompt the model gets (the harness's own, when it
+   * sends it itself): a new version of `system_prompt:<id>` when it
+   * changed, written with the next flush and recorded with the next
+   * model call. Synchronous.
+   */
+  setSystemPrompt(prompt: string): void
   /**
    * Write everything queued in one transaction (null: nothing was queued).
    * Background writes of transformContext have finished when it resolves.

@@ -117,6 +117,26 @@ describeStores('ContextManager', ({ kind, options }) => {
   });
 
   describe('files: read, write, edit, discovery, activation', () => {
+    test('observePartialRead (a line range, an image): the file is indexed and listed, not active; the read names it', async () => {
+      const { ws, cm } = await setup();
+      write(ws, 'big.txt', 'a\nb\nc\n');
+      const id = cm.resolve('big.txt').objectId;
+      expect(await cm.observePartialRead('big.txt')).toMatchObject({ ok: true, id });
+      await cm.transformContext([
+        msg.user('look'),
+        msg.assistant([{ id: 'r1', name: 'read', arguments: { path: 'big.txt', offset: 2, limit: 1 } }]),
+        msg.result('r1', 'read', 'b'),
+      ]);
+      const snap = cm.snapshot();
+      expect(snap.metadataPool.map((e) => e.id)).toContain(id);
+      expect(snap.activeSet).not.toContain(id);
+      const call = await cm.getObject(`toolcall:${cm.sessionId}:r1`);
+      expect(call.file_refs).toEqual([id]);
+      expect(await cm.getObject(id)).toMatchObject({ type: 'file', content: 'a\nb\nc\n' });
+      expect(await cm.observePartialRead('missing.txt')).toMatchObject({ ok: false });
+      await cm.close();
+    });
+
     test('read indexes and activates; a missing file or a directory fails with a code and changes nothing', async () => {
       const { ws, cm } = await setup();
       mkdirSync(path.join(ws, 'dir'));
@@ -224,6 +244,24 @@ describeStores('ContextManager', ({ kind, options }) => {
       expect(await cm.reconstructCall(0)).toEqual(call0);
       expect(await cm.reconstructCall(1)).toEqual(call1);
       await expectCode(cm.reconstructCall(5), 'INVALID_ARGUMENT');
+      await cm.close();
+    });
+
+    test('a harness that sends its own system prompt: setSystemPrompt stores a version per change, reconstructCall is headed by it', async () => {
+      const { cm } = await setup({ layout: 'cache', emitSystemMessage: false });
+      const t = [msg.user('one')];
+      const outs = [];
+      for (const prompt of ['P1', 'P1', 'P2']) {
+        cm.setSystemPrompt(prompt);
+        outs.push(await cm.transformContext(t));
+        expect(outs.at(-1).some((m) => m.role === 'system')).toBe(false);
+        t.push(msg.assistant([], 'ok'), msg.user('again'));
+      }
+      expect((await cm.history(cm.systemPromptObjectId)).map((v) => v.doc.content)).toEqual(['P1', 'P2']);
+      for (const [n, out] of outs.entries()) {
+        expect(await cm.reconstructCall(n)).toEqual([{ role: 'system', content: ['P1', 'P1', 'P2'][n] }, ...out]);
+      }
+      expect(() => cm.setSystemPrompt(3)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
       await cm.close();
     });
   });

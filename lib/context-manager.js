@@ -319,6 +319,20 @@ class ContextManager {
     return opResult(await wrapAsync(() => this[NATIVE].read(path)));
   }
 
+  /** The agent read part of a file (a line range, an image): indexed and listed, not active. */
+  async observePartialRead(path) {
+    return opResult(await wrapAsync(() => this[NATIVE].observePartialRead(path)));
+  }
+
+  /**
+   * The system prompt the model gets, when the harness sends it itself (emitSystemMessage: false): a new version of
+   * `system_prompt:<sessionId>` when it changed, recorded with the next model call.
+   */
+  setSystemPrompt(prompt) {
+    if (typeof prompt !== 'string') throw codedError('INVALID_ARGUMENT', 'setSystemPrompt: prompt must be a string');
+    wrap(() => this[NATIVE].setSystemPrompt(prompt));
+  }
+
   /** Load an object's content into context (id, unique id prefix, harness tool-call id or path). */
   activate(target) {
     return this.#setOp('activate', target);
@@ -423,7 +437,10 @@ class ContextManager {
   async getObjectAsOf(id, txId) {
     return parse(await wrapAsync(() => this[NATIVE].getObjectAsOf(id, txId)));
   }
-  /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. */
+  /**
+   * Rebuild exactly what model call `n` (0-based, one per transformContext) received, from stored versions: its
+   * context headed by the session's system prompt of that call, also when the harness sent it (setSystemPrompt).
+   */
   async reconstructCall(n) {
     return JSON.parse(await wrapAsync(() => this[NATIVE].reconstructCall(n)));
   }

@@ -270,6 +270,7 @@ export default function selfContextManager(pi) {
 		notified: new Set(),
 		degraded: false,
 		last: null, // { tokens, rawTokens, messages } of the last assembled context
+		systemPrompt: null, // { cm, text } last handed to that manager (storeSystemPrompt)
 		estimateTranscript: transcriptEstimator(), // chars/4-style estimate of pi's own transcript, incremental
 	};
 
@@ -437,6 +438,7 @@ export default function selfContextManager(pi) {
 		const raw = llmMessages(e.messages);
 		let out;
 		try {
+			storeSystemPrompt(cm, ctx);
 			out = await cm.transformContext(raw);
 		} catch (err) {
 			S.lastError = err;
@@ -465,6 +467,22 @@ export default function selfContextManager(pi) {
 		} catch {}
 		return { messages };
 	});
+
+	/**
+	 * pi sends its system prompt itself (emitSystemMessage: false); the session stores it, as a new version whenever
+	 * it changes, so reconstructCall(n) is what the model received. Handed over only when it differs from the last.
+	 */
+	function storeSystemPrompt(cm, ctx) {
+		let prompt;
+		try {
+			prompt = ctx.getSystemPrompt?.();
+		} catch {
+			return;
+		}
+		if (typeof prompt !== "string" || (S.systemPrompt?.cm === cm && S.systemPrompt.text === prompt)) return;
+		cm.setSystemPrompt(prompt);
+		S.systemPrompt = { cm, text: prompt };
+	}
 
 	// pi's compaction would summarise and replace the history the engine renders; the engine
 	// already bounds the context (pool lines + active set), so it is cancelled while we own it.
@@ -532,9 +550,10 @@ export default function selfContextManager(pi) {
 			const result = await agent.createReadToolDefinition(ctx.cwd).execute(toolCallId, params, signal, onUpdate, ctx);
 			const whole = params.offset == null && params.limit == null;
 			const image = (result.content ?? []).some((b) => b.type === "image");
-			// The engine owns whole text files; slices and images stay ordinary tool outputs.
-			let scm = null;
-			if (whole && !image) scm = await observe(ctx, `read ${params.path}`, (cm) => cm.read(agentPath(params.path)));
+			// The engine owns whole text files; slices and images stay ordinary tool outputs, their file indexed
+			// (the read's toolcall names it) but not made active.
+			const path = agentPath(params.path);
+			const scm = await observe(ctx, `read ${params.path}`, (cm) => (whole && !image ? cm.read(path) : cm.observePartialRead(path)));
 			return { ...result, details: { ...result.details, scm } };
 		},
 	});

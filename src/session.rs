@@ -697,6 +697,17 @@ impl JsSession {
             .map(Into::into)
     }
 
+    /// The agent read part of a file (a line range, an image): indexed and
+    /// listed, not active.
+    #[napi]
+    pub async fn observe_partial_read(&self, path: String) -> napi::Result<JsOpResult> {
+        self.shared
+            .file_op(FileOp::PartialRead, path)
+            .await
+            .js()
+            .map(Into::into)
+    }
+
     /// The harness wrote a file for the agent: new version, active.
     #[napi]
     pub async fn observe_write(&self, path: String) -> napi::Result<JsOpResult> {
@@ -781,6 +792,15 @@ impl JsSession {
             .with(|s| Ok(s.unpin(&target)))
             .js()
             .map(Into::into)
+    }
+
+    /// Sets the system prompt the model gets (the harness's own, when it
+    /// sends it itself): a new version of `system_prompt:<id>` when it
+    /// changed, written with the next flush and recorded with the next
+    /// model call. Synchronous.
+    #[napi(catch_unwind)]
+    pub fn set_system_prompt(&self, prompt: String) -> napi::Result<()> {
+        self.shared.with(|s| s.set_system_prompt(&prompt)).js()
     }
 
     /// Write everything queued in one transaction (null: nothing was queued).

@@ -865,6 +865,52 @@ async fn every_past_call_is_reconstructed_exactly() {
     }
 }
 
+/// A harness that sends its own system prompt (pi: `emit_system_message`
+/// off) hands it over with `set_system_prompt`: it is not in the output, a
+/// new version is stored per change, and each reconstructed call is what the
+/// model received — that call's prompt, then the context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_harness_system_prompt_is_stored_per_change_and_heads_the_reconstruction() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("sysprompt", small());
+        o.render.emit_system_message = false;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let prompts = ["prompt one", "prompt one", "prompt two"];
+        for (turn, p) in prompts.iter().enumerate() {
+            s.set_system_prompt(p).unwrap();
+            t.user(&format!("turn {turn}"));
+            t.call(
+                &format!("c{turn}"),
+                "bash",
+                json!({"command": "c"}),
+                &body(&format!("R{turn}"), 3),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(
+                out.iter().all(|m| m["role"] != "system"),
+                "emitted: {out:?}"
+            );
+            outs.push(out);
+        }
+        let versions: Vec<Value> = s
+            .history(&format!("system_prompt:{}", s.session_id()))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|v| v.doc.unwrap()["content"].clone())
+            .collect();
+        assert_eq!(versions, vec![json!("prompt one"), json!("prompt two")]);
+        for (i, out) in outs.iter().enumerate() {
+            let mut received = vec![json!({"role": "system", "content": prompts[i]})];
+            received.extend(out.iter().cloned());
+            assert_eq!(s.reconstruct_call(i).await.unwrap(), received, "call {i}");
+        }
+    }
+}
+
 // ------------------------------------- activate/pin of a changed file
 
 const DEADLINE: Duration = Duration::from_secs(10);

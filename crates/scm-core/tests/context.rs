@@ -378,6 +378,51 @@ async fn no_text_appears_twice_in_the_assembled_context() {
     }
 }
 
+/// A read of part of a file (a line range, an image) indexes the file, so
+/// the read's toolcall names an object that exists; the file is listed in
+/// the pool but not made active (the model saw the slice, not the file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_read_indexes_the_file_without_making_it_active() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(SessionOptions::new(unique_id("partial"))).await;
+        ws.write("big.txt", "one\ntwo\nthree\n");
+        let r = s.observe_partial_read("big.txt").await.unwrap();
+        assert!(r.ok, "{}", r.message);
+        let id = ws.file_id("big.txt");
+        assert_eq!(r.id.as_deref(), Some(id.as_str()));
+        assert!(
+            r.message.starts_with("read part of big.txt"),
+            "{}",
+            r.message
+        );
+        let mut t = Transcript::default();
+        t.user("look").call(
+            "r1",
+            "read",
+            json!({"path": "big.txt", "offset": 2, "limit": 1}),
+            "two",
+        );
+        s.transform_context(&t.messages).await.unwrap();
+        let snap = s.snapshot();
+        assert!(snap.metadata_pool.iter().any(|e| e.id == id), "not listed");
+        assert!(!snap.active_set.contains(&id), "made active");
+        let call = snap
+            .session_index
+            .iter()
+            .find(|x| x.starts_with("toolcall:"))
+            .unwrap()
+            .clone();
+        let doc = s.get_object(&call).await.unwrap().unwrap();
+        assert_eq!(doc["file_refs"], json!([id]));
+        let file = s.get_object(&id).await.unwrap().unwrap();
+        assert_eq!(file["content"], "one\ntwo\nthree\n");
+        // A whole read afterwards makes it active as usual.
+        assert!(s.read("big.txt").await.unwrap().ok);
+        assert!(s.snapshot().active_set.contains(&id));
+    }
+}
+
 // ---------------------------------------------------- static references
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

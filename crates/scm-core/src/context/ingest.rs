@@ -11,7 +11,9 @@
 //!   order, exactly the messages whose fingerprint was never consumed —
 //!   counted as a multiset, so a message that legitimately occurs twice is
 //!   ingested twice — and move the cursor to the end. Nothing new is lost and
-//!   nothing consumed is ingested again.
+//!   nothing consumed is ingested again. A replaced array with nothing new
+//!   (an older view, e.g. a late `agent_end` on pi 0.73) leaves the cursor
+//!   where it is.
 //!
 //! The fingerprints are persisted in the chat object, so a resumed session
 //! (new process, full array) re-ingests nothing.
@@ -276,8 +278,19 @@ impl Cursor {
         })
     }
 
-    /// Marks the selection consumed and moves the cursor to the array's end.
+    /// Marks the selection consumed and moves the cursor to the array's end;
+    /// a replaced array that brings nothing new leaves it where it is.
+    /// Such an array is an older or partial view of what was consumed (pi
+    /// 0.73 runs `agent_end` handlers behind its agent loop, so the branch
+    /// they see can be a prefix of what the `context` hook already handed
+    /// over): moving the cursor back to its end would make the next array's
+    /// fast path ingest everything after that prefix again. The next array is
+    /// still checked by fingerprint at the cursor, so a real branch switch
+    /// goes the replaced way with its new messages.
     pub fn commit(&mut self, sel: &Selection) {
+        if sel.replaced && sel.new.is_empty() {
+            return;
+        }
         for (_, fp) in &sel.new {
             *self.seen.entry(fp.clone()).or_default() += 1;
         }
@@ -416,6 +429,37 @@ mod tests {
             consumed_stand_in(&json!({ STAND_IN_KEY: "x", "role": "user" })),
             None
         );
+    }
+
+    #[test]
+    fn a_stale_prefix_with_nothing_new_leaves_the_cursor() {
+        // pi 0.73 runs extension handlers behind its agent loop: the branch a
+        // late `agent_end` hands over can be a prefix of what the `context`
+        // hook already consumed. It brings nothing new and must not move the
+        // cursor back, or the next array's fast path ingests the messages
+        // after the prefix a second time.
+        let mut c = Cursor::default();
+        let msgs: Vec<Value> = (0..8).map(|i| user(&format!("m{i}"), i)).collect();
+        let s = c.select(&msgs);
+        c.commit(&s);
+        let stale = c.select(&msgs[..4]);
+        assert!(stale.replaced && stale.new.is_empty());
+        c.commit(&stale);
+        assert_eq!(
+            (c.consumed, c.last_fp.clone()),
+            (8, Some(fingerprint(&msgs[7])))
+        );
+        let mut next = msgs.clone();
+        next.push(user("m8", 8));
+        let s = c.select(&next);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![8]);
+        assert!(!s.replaced);
+        // A branch left back there still goes by fingerprint: only its new message.
+        c.commit(&s);
+        let mut branch = msgs[..4].to_vec();
+        branch.push(user("other", 20));
+        let s = c.select(&branch);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![4]);
     }
 
     #[test]

@@ -962,11 +962,11 @@ pub(super) async fn reconstruct(
     for i in (start..limit).chain(fold_user) {
         rendered.insert(i, env.render_item(i));
     }
-    let system = plan
-        .render
-        .emit_system_message
-        .then_some(system_prompt)
-        .flatten();
-    let json = env.assemble(&|i| rendered.get(&i).map_or("null", String::as_str), system);
+    // What the model received: the system prompt heads it whether the engine
+    // emitted it or the harness sent it itself (see ReconstructPlan::run).
+    let json = env.assemble(
+        &|i| rendered.get(&i).map_or("null", String::as_str),
+        system_prompt,
+    );
     serde_json::from_str(&json).map_err(|e| Error::Internal(format!("assembly JSON: {e}")))
 }

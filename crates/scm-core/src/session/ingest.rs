@@ -232,9 +232,10 @@ impl Session {
                 self.cache_host_compaction(at(*i), window.get(*i + 1 - offset));
             }
         }
-        let moved = !sel.new.is_empty() || self.cursor.consumed != sel.len;
+        let cursor_before = self.cursor.consumed;
         self.cursor.commit(&sel);
         let any_new = !sel.new.is_empty();
+        let moved = any_new || self.cursor.consumed != cursor_before;
         self.last_consumed = sel.new;
         if moved {
             self.pending.chat = true;

@@ -18,6 +18,11 @@ const MIN_PREFIX: usize = 6;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
     Read,
+    /// A read that did not show the file's text whole: a line range, an
+    /// image. The file is indexed (so the toolcall's `file_refs` names an
+    /// object that exists) and listed, not made active: the model saw the
+    /// tool's output, not the file.
+    PartialRead,
     Write,
     Edit,
 }
@@ -26,6 +31,7 @@ impl FileOp {
     fn verb(self) -> &'static str {
         match self {
             FileOp::Read => "read",
+            FileOp::PartialRead => "read part of",
             FileOp::Write => "wrote",
             FileOp::Edit => "edited",
         }
@@ -315,7 +321,8 @@ impl Session {
     }
 
     /// Applies the outcome of indexing a file the agent read, wrote or edited:
-    /// index + pool + active, used now. An error changes nothing.
+    /// index + pool + active, used now; a partial read: index + pool only.
+    /// An error changes nothing.
     pub fn apply_file_op(&mut self, op: FileOp, result: Result<IndexResult>) -> OpResult {
         if let Err(e) = self.ensure_open() {
             return OpResult::failure(&e, None);
@@ -327,8 +334,11 @@ impl Session {
         };
         let id = res.object_id.clone();
         self.put_object(res.doc, res.receipt.map(|r| r.tx_id), false);
-        self.enter(&id, true, true);
-        self.record_use(&id);
+        let whole = op != FileOp::PartialRead;
+        self.enter(&id, true, whole);
+        if whole {
+            self.record_use(&id);
+        }
         self.track(&id);
         let c = &self.objects[&id];
         let path = c
@@ -342,9 +352,10 @@ impl Session {
                 c.doc.get("char_count").and_then(Value::as_u64).unwrap_or(0)
             ),
         };
+        let state = if whole { "is active" } else { "is in the pool" };
         OpResult::success(
             format!(
-                "{} {path} ({what}, {}); id={id} is active",
+                "{} {path} ({what}, {}); id={id} {state}",
                 op.verb(),
                 res.action.as_str()
             ),
@@ -355,6 +366,12 @@ impl Session {
     /// The agent reads a file: index it and make it active.
     pub async fn read(&mut self, path: &str) -> Result<OpResult> {
         self.file_op(FileOp::Read, path).await
+    }
+
+    /// The agent read part of a file (a line range, an image): index it and
+    /// list it in the pool; it does not become active.
+    pub async fn observe_partial_read(&mut self, path: &str) -> Result<OpResult> {
+        self.file_op(FileOp::PartialRead, path).await
     }
 
     /// The agent wrote a file (the harness did the write): new version, active.

@@ -27,7 +27,6 @@ pub struct ReconstructPlan {
     chat_id: String,
     system_prompt_id: String,
     layout: Layout,
-    pub(super) render: RenderOptions,
     pub(super) resolver: Arc<Resolver>,
     pub(super) cache: crate::context::epochs::CachePolicy,
 }
@@ -83,13 +82,16 @@ impl Session {
             chat_id: self.chat_id.clone(),
             system_prompt_id: self.system_prompt_id.clone(),
             layout: self.options.layout,
-            render: self.options.render.clone(),
             resolver: self.indexer.resolver.clone(),
             cache: self.options.cache.clone(),
         })
     }
 
-    /// Rebuilds the context assembled by call `call_index` from the store.
+    /// Rebuilds what model call `call_index` received, from the store: the
+    /// context it assembled, headed by the session's system prompt of that
+    /// call as a `system` message — also when the engine did not emit it
+    /// (`emit_system_message: false`: the harness sends its own prompt and
+    /// hands it over with [`Session::set_system_prompt`]).
     pub async fn reconstruct_call(&self, call_index: usize) -> Result<Vec<Value>> {
         self.reconstruct_plan(call_index)?.run(&*self.store).await
     }
@@ -286,6 +288,10 @@ impl ReconstructPlan {
             missing: &rendered.missing,
             active: &blocks,
         };
-        Ok(assembly::assemble(self.layout, &self.render, &input))
+        // The system prompt heads what the model received, emitted or not.
+        let render = RenderOptions {
+            emit_system_message: true,
+        };
+        Ok(assembly::assemble(self.layout, &render, &input))
     }
 }
