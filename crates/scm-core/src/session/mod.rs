@@ -46,6 +46,7 @@ pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
 mod cache;
+mod checkpoint;
 pub mod discovery;
 mod fork;
 mod ingest;
@@ -59,6 +60,7 @@ mod reconstruct;
 mod resume;
 pub mod sets;
 
+pub use checkpoint::CheckpointRequest;
 pub use ops::{DiscoveryPlan, FileOp};
 pub use persist::PendingWrite;
 pub use reconstruct::ReconstructPlan;
@@ -329,6 +331,9 @@ pub struct Session {
     /// File-list lines by file index, with the listed size they were
     /// rendered from (see `file_lines` in [`cache`]).
     file_lines: Vec<Option<(u64, String)>>,
+    /// The context-commit chain's tip and the chat position after it
+    /// (see [`checkpoint`]).
+    commit_tip: Option<(String, u64)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -375,6 +380,7 @@ impl Session {
             file_lines: Vec::new(),
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
+            commit_tip: None,
         }
     }
 
