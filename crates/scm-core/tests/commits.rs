@@ -63,4 +63,5 @@ cases!(
     metadata_update_keeps_commit_immutable,
     materialize_is_cached,
     bad_input_has_codes,
+    open_from_commit_branches,
 );

@@ -29,6 +29,7 @@ pub const CASES: &[&str] = &[
     "metadata_update_keeps_commit_immutable",
     "materialize_is_cached",
     "bad_input_has_codes",
+    "open_from_commit_branches",
 ];
 
 fn unique(prefix: &str) -> String {
@@ -140,7 +141,13 @@ pub async fn chain_of_deltas(store: Arc<dyn Store>) {
         // The id is the hash of its inputs.
         assert_eq!(
             c.id,
-            super::commit_id(c.parent.as_deref(), &c.artifact, &c.created_at, &c.template)
+            super::commit_id(
+                c.parent.as_deref(),
+                &c.artifact,
+                &c.created_at,
+                &c.template,
+                &c.session_id
+            )
         );
         let Artifact::ChatRange { chat, from, to, .. } = &c.artifact else {
             panic!("a delta refers to the chat: {c:?}")
@@ -604,4 +611,114 @@ pub async fn bad_input_has_codes(store: Arc<dyn Store>) {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
+}
+
+pub async fn open_from_commit_branches(store: Arc<dyn Store>) {
+    let a_sid = unique("commits-from-a");
+    let mut a = open(&store, &a_sid).await;
+    let mut t = Vec::new();
+    let ids = run_turns(&mut a, &mut t, 0..2).await;
+    let a_sets = a.snapshot();
+    let b_sid = unique("commits-from-b");
+    let mut b = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&b_sid),
+        Some(&ids[1]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        b.commit_tip().map(|(id, _)| id.to_string()),
+        Some(ids[1].clone())
+    );
+    assert_eq!(
+        b.snapshot().active_set,
+        a_sets.active_set,
+        "the sets as they were at the commit"
+    );
+    assert_eq!(b.snapshot().session_index, a_sets.session_index);
+    // The host starts from the materialized commit and goes on.
+    let m = materialize(&*store, &ids[1], &opts(Stop::Compaction))
+        .await
+        .unwrap();
+    let mut bt = messages_of(&m);
+    assert_eq!(bt, t);
+    let b_ids = run_turns(&mut b, &mut bt, 5..6).await;
+    let c = show(&*store, &b_ids[0]).await.unwrap();
+    assert_eq!(
+        c.parent.as_deref(),
+        Some(ids[1].as_str()),
+        "the branch's first commit names the parent"
+    );
+    assert_eq!(c.session_id, b_sid);
+    assert_eq!(c.message_count, 4, "only what the branch added: {c:?}");
+    let mb = messages_of(
+        &materialize(&*store, &b_ids[0], &opts(Stop::Root))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(mb, bt);
+    // The parent goes on independently.
+    let a_more = run_turns(&mut a, &mut t, 2..3).await;
+    let ma = messages_of(
+        &materialize(&*store, &a_more[0], &opts(Stop::Root))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(ma, t);
+    assert!(
+        !ma.iter().any(|m| m["content"] == "question 5"),
+        "a holds nothing of b"
+    );
+    assert!(
+        !mb.iter().any(|m| m["content"] == "question 2"),
+        "b holds nothing of a"
+    );
+    b.close().await.unwrap();
+    // Opening b again from the same commit resumes it (its chain runs through it).
+    let b2 = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&b_sid),
+        Some(&ids[1]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        b2.commit_tip().map(|(id, _)| id.to_string()),
+        Some(b_ids[0].clone())
+    );
+    // Opening a session from its own tip resumes it; from a commit off its chain is refused.
+    let a_tip = a_more[0].clone();
+    a.close().await.unwrap();
+    let a2 = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&a_sid),
+        Some(&a_tip),
+    )
+    .await
+    .unwrap();
+    assert_eq!(a2.commit_tip().map(|(id, _)| id.to_string()), Some(a_tip));
+    let err = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&a_sid),
+        Some(&b_ids[0]),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    // No commit: a fresh session.
+    let fresh = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(unique("commits-fresh")),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fresh.commit_tip(), None);
+    assert_eq!(fresh.turn_count(), 0);
 }

@@ -167,7 +167,7 @@ async fn walk(store: &dyn Store, id: &str, stop: &Stop) -> Result<Vec<Commit>> {
 
 /// The flattened turns of a chat document: each turn's start (its `user`,
 /// null for turn 0 without one), then its messages.
-fn flatten(chat: &Document) -> Vec<Value> {
+pub(crate) fn flatten(chat: &Document) -> Vec<Value> {
     let mut out = Vec::new();
     for t in chat
         .get("turns")

@@ -5,8 +5,11 @@
 //! Documents (all assigned ids, never in a session's sets):
 //! - `ctx-<32 hex>` — the commit (`type: "context_commit"`), written once
 //!   under `match(id, null)` and never again: immutable. Its id is the
-//!   SHA-256 of the stable JSON of `{parent, artifact, createdAt, template}`
-//!   (the spec's deterministic inputs), first 128 bits.
+//!   SHA-256 of the stable JSON of `{parent, artifact, createdAt, template,
+//!   sessionId}`, first 128 bits: the spec's deterministic inputs plus the
+//!   session, because the document also records its provenance — two
+//!   sessions committing identical inline messages in the same millisecond
+//!   would otherwise share one commit carrying one session's provenance.
 //! - `ctx-meta:<ctx id>` — the mutable metadata (`summary`). A separate
 //!   document rather than new versions of the commit: the commit document
 //!   has exactly one version whatever happens to its summary (its `match`
@@ -163,12 +166,14 @@ pub fn commit_id(
     artifact: &Artifact,
     created_at: &str,
     template: &str,
+    session_id: &str,
 ) -> String {
     let inputs = json!({
         "parent": parent,
         "artifact": artifact,
         "createdAt": created_at,
         "template": template,
+        "sessionId": session_id,
     });
     let h = sha256_hex(stable_stringify(&inputs).as_bytes());
     format!("{ID_PREFIX}{}", &h[..32])
@@ -246,7 +251,13 @@ pub async fn create(store: &dyn Store, n: NewCommit) -> Result<Commit> {
         None => now_rfc3339(),
     };
     let at_ms = parse_rfc3339_millis(&created_at)?;
-    let id = commit_id(n.parent.as_deref(), &n.artifact, &created_at, &n.template);
+    let id = commit_id(
+        n.parent.as_deref(),
+        &n.artifact,
+        &created_at,
+        &n.template,
+        &n.session_id,
+    );
     let commit = Commit {
         id: id.clone(),
         parent: n.parent.clone(),

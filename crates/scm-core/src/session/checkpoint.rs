@@ -205,6 +205,7 @@ impl Session {
                 &c.artifact,
                 &at,
                 &c.template,
+                &c.session_id,
             ));
         }
         Ok(out)
@@ -237,5 +238,117 @@ impl Session {
             last = Some(c);
         }
         Ok(last)
+    }
+}
+
+impl Session {
+    /// `ContextManager.open({ sessionId, fromCommit })`: fresh start, resume
+    /// and fork are one operation.
+    /// - no commit: [`Session::open`] (fresh, or a resume of an existing id);
+    /// - the tip of the session's own chain: a resume;
+    /// - a commit of another session (or of none) for a new session id: a new
+    ///   branch. The session's and chat's documents of the commit's session
+    ///   as of the commit's transaction (for a compaction or snapshot commit:
+    ///   its nearest ancestor that refers to a chat) are copied under the new
+    ///   id as a fork copies them (sets, collapse window, turns, cursor), and
+    ///   the new session's timeline names the commit as its tip, so its first
+    ///   commit's parent is that commit and its first delta holds only what
+    ///   the new session adds. Written in one transaction guarded by "the
+    ///   session does not exist yet".
+    ///
+    /// An existing session whose chain runs through the commit is resumed;
+    /// one opened from a commit off its chain is refused (`INVALID_ARGUMENT`): rewinding a live session in place is
+    /// not built; open a new session id from the commit instead.
+    pub async fn open_from_commit(
+        store: std::sync::Arc<dyn crate::store::Store>,
+        indexer: std::sync::Arc<crate::fs::indexer::Indexer>,
+        options: super::SessionOptions,
+        from: Option<&str>,
+    ) -> Result<Session> {
+        use crate::model::{chat_object_id, session_object_id, system_prompt_object_id};
+        use crate::store::{AsOf, TxOp};
+        let Some(from) = from else {
+            return Session::open(store, indexer, options).await;
+        };
+        commits::check_commit_id(from)?;
+        super::fork::check_id("session_id", &options.session_id)?;
+        let commit = commits::show(&*store, from).await?;
+        let child = options.session_id.clone();
+        if store.get(&session_object_id(&child)).await?.is_some() {
+            let s = Session::open(store.clone(), indexer, options).await?;
+            // Its chain already runs through the commit (opened from it
+            // before, then moved on): a resume.
+            let through = match s.commit_tip() {
+                Some((tip, _)) => commits::history(&*store, tip, None)
+                    .await?
+                    .iter()
+                    .any(|c| c.id == from),
+                None => false,
+            };
+            return match s.commit_tip() {
+                _ if through => Ok(s),
+                tip => Err(Error::InvalidArgument(format!(
+                    "session {child} exists and the tip of its chain is {}, not {from}; \
+                     rewinding an existing session is not supported: open a new session id from {from}",
+                    tip.map_or("(none)".to_string(), |(t, _)| t.to_string())
+                ))),
+            };
+        }
+        // The nearest commit (this one or an ancestor) that refers to a chat.
+        let mut at = Some(commit);
+        let mut point = None;
+        while let Some(c) = at.take() {
+            if let Artifact::ChatRange { tx, to, .. } = &c.artifact {
+                point = Some((c.session_id.clone(), *tx, *to));
+                break;
+            }
+            if let Some(p) = &c.parent {
+                at = Some(commits::show(&*store, p).await?);
+            }
+        }
+        let mut ops = Vec::new();
+        let mut to = 0u64;
+        if let Some((parent, tx, range_to)) = point {
+            let as_of = AsOf::TxId(tx);
+            let chat = super::paged::get_as_of(&*store, &chat_object_id(&parent), as_of).await?;
+            let sess = super::paged::get_as_of(&*store, &session_object_id(&parent), as_of).await?;
+            if let (Some(chat_doc), Some(session_doc)) = (chat, sess) {
+                let len = commits::materialize::flatten(&chat_doc).len() as u64;
+                if len != range_to {
+                    return Err(Error::StoreProtocol(format!(
+                        "{from}: chat:{parent} as of tx {tx} holds {len} items, the commit ends at {range_to}"
+                    )));
+                }
+                to = len;
+                let prompt = store
+                    .get_as_of(&system_prompt_object_id(&parent), as_of)
+                    .await?
+                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string));
+                let calls = chat_doc
+                    .get("model_calls")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let point = super::fork::ForkPoint {
+                    call_index: calls.saturating_sub(1),
+                    basis_tx: Some(tx),
+                    session_doc,
+                    chat_doc,
+                    system_prompt: prompt,
+                };
+                ops =
+                    super::fork::seed_ops(&child, &parent, point, options.system_prompt.is_none());
+            }
+        }
+        if ops.is_empty() {
+            ops.push(TxOp::Match {
+                id: session_object_id(&child),
+                expected: None,
+            });
+        }
+        let key = commits::timeline::session_key(&child);
+        ops.extend(commits::timeline::set_tip_ops(&key, None, from, to));
+        // Not committed: a concurrent open created the session first.
+        store.submit(ops).await?;
+        Session::open(store, indexer, options).await
     }
 }
