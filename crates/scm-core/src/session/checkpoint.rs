@@ -56,6 +56,11 @@ impl Session {
         self.commit_tip = tip;
     }
 
+    /// Whether the chat has no writes queued (a plan needs it flushed).
+    pub fn chat_flushed(&self) -> bool {
+        !self.pending.chat
+    }
+
     /// Number of flattened chat items (turn starts and messages).
     pub fn chat_len(&self) -> usize {
         self.chat.flat_len()
