@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { PI_LINES, tempBase, workspace, again, runScm, missingTools, failInfo, call, step, messageText, REPO } from "./fixtures/scm-pi.mjs";
+import { PI_LINES, tempBase, workspace, again, runScm, startScmRpc, missingTools, failInfo, call, step, messageText, REPO } from "./fixtures/scm-pi.mjs";
 
 const BASE = tempBase("pi-commits");
 const addon = createRequire(import.meta.url)(join(REPO, "index.js"));
@@ -56,6 +56,33 @@ for (const line of PI_LINES) {
 			// The model of the second run saw the first run's conversation (the commit's) before "second".
 			const seen = second.captures[0].messages.filter((x) => x.role === "user").map(messageText);
 			assert.ok(seen.includes("first") && seen.at(-1) === "second", JSON.stringify(seen));
+		});
+
+		it("/ctx checkpoint <summary> and /ctx log", opt, async () => {
+			const ws = workspace(BASE);
+			const rpc = await startScmRpc({ line, ...ws, script: ["ONE", "TWO"] });
+			let r;
+			try {
+				await rpc.prompt("first");
+				assert.equal((await rpc.send({ type: "prompt", message: "/ctx checkpoint marked here" })).success, true);
+				await rpc.prompt("second");
+				assert.equal((await rpc.send({ type: "prompt", message: "/ctx log" })).success, true);
+			} finally {
+				r = await rpc.close();
+			}
+			assert.equal(r.exitCode, 0, failInfo(r));
+			const { chain } = await commitsOf(ws.cwd, r.sessionId);
+			assert.deepEqual(
+				chain.map((c) => [c.trigger, c.messageCount, c.summary]),
+				[
+					["turn_boundary", 2, null],
+					["explicit", 0, "marked here"],
+					["turn_boundary", 2, null],
+				],
+			);
+			const notes = r.records.filter((x) => x.type === "extension_ui_request" && x.method === "notify").map((x) => x.message);
+			const log = notes.find((m) => m.includes(chain[0].id));
+			assert.ok(log && log.includes("marked here") && log.includes(chain[2].id), JSON.stringify(notes));
 		});
 	});
 }
