@@ -58,6 +58,33 @@ for (const line of PI_LINES) {
 			assert.ok(seen.includes("first") && seen.at(-1) === "second", JSON.stringify(seen));
 		});
 
+		it("/ctx fork <id>: a new pi session from another session's commit; the model sees the commit's conversation, the branch's commit names it", opt, async () => {
+			const ws = workspace(BASE);
+			const rpc = await startScmRpc({ line, ...ws, script: ["ONE", "TWO"] });
+			let r, parent, tip, forked;
+			try {
+				await rpc.prompt("first");
+				parent = (await rpc.send({ type: "get_state" })).data.sessionId;
+				tip = (await commitsOf(ws.cwd, parent)).tip;
+				assert.ok(tip);
+				assert.equal((await rpc.send({ type: "prompt", message: `/ctx fork ${tip}` })).success, true);
+				forked = (await rpc.send({ type: "get_state" })).data.sessionId;
+				await rpc.prompt("second");
+			} finally {
+				r = await rpc.close();
+			}
+			assert.equal(r.exitCode, 0, failInfo(r));
+			assert.notEqual(forked, parent, "pi switched to the forked session");
+			const last = r.captures.at(-1).messages.filter((x) => x.role !== "system").map((x) => [x.role, messageText(x)]);
+			// The cache layout's header aside, the model sees the commit's conversation, then the new prompt.
+			const chat = last.filter(([role, t]) => !(role === "user" && t.startsWith("Context manager:")));
+			assert.deepEqual(chat, [["user", "first"], ["assistant", "ONE"], ["user", "second"]], JSON.stringify(last));
+			const b = await commitsOf(ws.cwd, forked);
+			// history runs through the parent's chain: [the branch's commit, the forked commit].
+			assert.deepEqual(b.chain.map((c) => [c.sessionId, c.parent]), [[forked, tip], [parent, null]]);
+			assert.equal(b.chain[0].messageCount, 2, "only what the branch added");
+		});
+
 		it("/ctx checkpoint <summary> and /ctx log", opt, async () => {
 			const ws = workspace(BASE);
 			const rpc = await startScmRpc({ line, ...ws, script: ["ONE", "TWO"] });
