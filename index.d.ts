@@ -294,7 +294,94 @@ export interface ContextManagerOptions {
    * prefix, gives a fresh session.
    */
   forkOf?: { sessionId: string; messages: HarnessMessage[] };
+  /**
+   * Open from a context commit (`ctx-…`): a new session id branches from it (its sets, chat and cursor as they were at
+   * the commit; its first commit names it as parent); an existing session whose chain runs through it resumes; one off
+   * its chain is INVALID_ARGUMENT. Not with `forkOf`.
+   */
+  fromCommit?: string;
+  /** Provenance of this session's context commits: the harness and its version (default `scm/<version>`). */
+  template?: string;
+  /** Who runs it (default `user@host`). */
+  principal?: string;
 }
+
+export type CommitType = 'delta' | 'compaction' | 'snapshot';
+export type CommitTrigger = 'turn_boundary' | 'tool_call' | 'compaction' | 'session_end' | 'explicit';
+
+/** A context commit (agent-context-commits.md). Immutable except `summary`. */
+export interface ContextCommit {
+  /** `ctx-` + 32 hex digits, derived from parent, artifact, createdAt, template and session. */
+  id: string;
+  parent: string | null;
+  commitType: CommitType;
+  /** A delta refers to the session's chat (items `[from, to)` as of tx `tx`); compaction/snapshot carry messages. */
+  artifact:
+    | { kind: 'chat_range'; chat: string; tx: number; from: number; to: number; lastFp: string | null }
+    | { kind: 'messages'; messages: HarnessMessage[] };
+  /** `pi-messages/1`. */
+  format: string;
+  template: string;
+  principal: string | null;
+  /** The filesystem id of the machine. */
+  machine: string;
+  sessionId: string;
+  trigger: CommitTrigger;
+  /** Messages in this commit's artifact (not the chain's). */
+  messageCount: number;
+  /** Approximate (chars / 4). */
+  tokenCount: number;
+  /** RFC 3339 (ms, UTC). */
+  createdAt: string;
+  summary: string | null;
+}
+
+export interface CheckpointOptions {
+  summary?: string;
+  /** Default 'explicit'. With nothing new, a non-explicit checkpoint makes no commit and returns the tip. */
+  trigger?: CommitTrigger;
+  /** A host compaction: the messages that replace the prefix (pi's compactionSummary). */
+  compaction?: HarnessMessage[];
+  /** RFC 3339; default now. */
+  createdAt?: string;
+  template?: string;
+  principal?: string;
+}
+
+export interface Materialized {
+  /** The `ctx-snapshot:` document holding it. */
+  snapshot: string;
+  commit: string;
+  stop: string;
+  format: string;
+  /** format 'pi-messages' */
+  messages?: HarnessMessage[];
+  /** format 'pi-jsonl': a pi session file */
+  jsonl?: string;
+  messageCount: number;
+  tokenCount: number;
+  /** Commits of the chain that contributed. */
+  commits: number;
+  /** Served from the stored snapshot. */
+  cached: boolean;
+}
+
+/** Context commit operations on a store. */
+export declare class Commits {
+  show(id: string): Promise<ContextCommit>;
+  /** Newest first, back to the root (at most `depth`). */
+  history(id: string, options?: { depth?: number }): Promise<ContextCommit[]>;
+  /** The newest commit at or before `at` on the session's or the principal's timeline, or null. */
+  resolve(request: { sessionId?: string; principal?: string; at: string | Date }): Promise<string | null>;
+  updateMetadata(id: string, fields: { summary?: string | null }): Promise<void>;
+  /**
+   * The conversation at commit `id`. stop: 'compaction' (default), 'root', or a ctx id (what came after it).
+   * The same request later returns the stored snapshot (`cached: true`).
+   */
+  materialize(id: string, options?: { stop?: 'compaction' | 'root' | string; format?: 'pi-messages' | 'pi-jsonl' }): Promise<Materialized>;
+}
+/** The commit operations on `store`. */
+export declare function commitsOf(store: Store): Commits;
 
 /** Cache layout thresholds; sizes in chars/4 units (chars = UTF-16 code units) unless named `…Chars`. */
 export interface CachePolicy {
@@ -503,6 +590,12 @@ export declare class ContextManager {
    * that prompt itself (`emitSystemMessage: false` with setSystemPrompt). INVALID_ARGUMENT for an unknown call.
    */
   reconstructCall(n: number): Promise<HarnessMessage[]>;
+  /** Commit the conversation since the last commit (a context commit); null when there is none and nothing new. */
+  checkpoint(options?: CheckpointOptions): Promise<ContextCommit | null>;
+  /** The tip of this session's commit chain, or null. */
+  readonly commitTip: string | null;
+  /** Commit operations on this session's store. */
+  readonly commits: Commits;
   /** Write everything queued in one transaction; null when nothing was queued. */
   flush(): Promise<TxReceipt | null>;
   /** Flush, stop watching, release the session. Idempotent; afterwards every call fails with SESSION_CLOSED. */

@@ -167,6 +167,14 @@ export declare class NativeSession {
    * fail with SESSION_CLOSED.
    */
   close(): Promise<void>
+  /**
+   * `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
+   * → the last commit made (JSON); when nothing was new (turn boundary,
+   * session end) the current tip, or null when there is none.
+   */
+  checkpoint(requestJson: string): Promise<string | null>
+  /** The tip of this session's commit chain, or null. */
+  get commitTip(): string | null
 }
 export type JsSession = NativeSession
 
@@ -194,6 +202,24 @@ export declare class NativeStore {
   submittedTxCount(): number
 }
 export type JsStore = NativeStore
+
+/** `id` and its ancestors, newest first (at most `depth`), as JSON. */
+export declare function commitHistory(store: JsStore, id: string, depth?: number | undefined | null): Promise<string>
+
+/** `{ stop?, format? }` → the materialized conversation, as JSON. */
+export declare function commitMaterialize(store: JsStore, id: string, optionsJson?: string | undefined | null): Promise<string>
+
+/**
+ * `{ sessionId | principal, at }` → the newest commit at or before `at`,
+ * or null.
+ */
+export declare function commitResolve(store: JsStore, requestJson: string): Promise<string | null>
+
+/** The commit with its metadata, as JSON. */
+export declare function commitShow(store: JsStore, id: string): Promise<string>
+
+/** Sets (or clears, with null) a commit's summary. */
+export declare function commitUpdateMetadata(store: JsStore, id: string, summary?: string | undefined | null): Promise<void>
 
 /** `content_hash`: SHA-256 of the content string, null for null content. */
 export declare function contentHash(content?: string | undefined | null): string | null
@@ -404,6 +430,11 @@ export interface NapiSessionOptions {
   resumeUpgradesStubs?: boolean
   /** Open a new session as a fork of another (ignored when it exists). */
   forkOf?: NapiForkOf
+  /**
+   * Open from a context commit (`ctx-…`): a new session branches from
+   * it, an existing one whose chain runs through it resumes.
+   */
+  fromCommit?: string
   /**
    * transformContext resolves after its write landed (default true here;
    * false: the write goes behind, see `flush`).

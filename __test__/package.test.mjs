@@ -7,7 +7,7 @@ import path from 'node:path';
 import { scm, runNode, ROOT, PKG } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
-const PUBLIC = ['stableStringify', 'identityHash', 'fileHash', 'contentHash', 'metadataHash', 'objectHash', 'defaultFilesystemId', 'nativeVersion', 'Resolver', 'Store', 'openStore', 'Indexer', 'ContextManager', 'SelfContextManager', 'defaultStorePath'];
+const PUBLIC = ['stableStringify', 'identityHash', 'fileHash', 'contentHash', 'metadataHash', 'objectHash', 'defaultFilesystemId', 'nativeVersion', 'Resolver', 'Store', 'openStore', 'Indexer', 'ContextManager', 'SelfContextManager', 'defaultStorePath', 'Commits', 'commitsOf'];
 
 describe('package entry', () => {
   test('require() exposes the public surface', () => {

@@ -6,8 +6,12 @@ const { native, NATIVE } = require('./native.js');
 const { wrap, wrapAsync, codedError, messagesJson } = require('./errors.js');
 const { Store } = require('./store.js');
 const { storeOptionsFor } = require('./defaults.js');
+const { Commits } = require('./commits.js');
+const os = require('node:os');
 
 const STORE = Symbol('scm.store');
+// Provenance of this session's context commits: { template, principal }.
+const PROVENANCE = Symbol('scm.provenance');
 // The last context returned: { seq, messages } (see transformContext).
 const OUTPUT = Symbol('scm.output');
 // What the engine consumed last: { consumed, first, last } objects of that array (see #window).
@@ -60,6 +64,7 @@ function sessionOptions(options) {
   }
   return {
     root,
+    provenance: provenance(options),
     store: storeOptionsFor(options.store, root),
     session: {
       sessionId,
@@ -76,11 +81,25 @@ function sessionOptions(options) {
       maxContentBytes: options.maxContentBytes ?? undefined,
       resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
       forkOf: forkOf(options.forkOf),
+      fromCommit: options.fromCommit ?? undefined,
       // false: transformContext returns once the context is assembled; its store write follows behind the
       // session's write gate (flush/close/reads of the store wait for it).
       durableTransform: options.durableTransform ?? false,
     },
   };
+}
+
+/** Who and what makes this session's commits: `template` (harness/version), `principal` (default user@host). */
+function provenance(options) {
+  let principal = options.principal;
+  if (principal === undefined) {
+    try {
+      principal = `${os.userInfo().username}@${os.hostname()}`;
+    } catch {
+      principal = os.hostname();
+    }
+  }
+  return { template: options.template ?? undefined, principal: principal ?? undefined };
 }
 
 /** `forkOf: { sessionId, messages }` → the native form (messages as JSON). */
@@ -111,7 +130,7 @@ class ContextManager {
     const o = sessionOptions(options);
     const store = new Store(await wrapAsync(() => native.openStore(o.store)));
     const handle = await wrapAsync(() => native.openSession(store[NATIVE], o.session));
-    return new ContextManager(handle, store, o.root);
+    return new ContextManager(handle, store, o.root, o.provenance);
   }
 
   /** @internal Synchronous open, for SelfContextManager's sync methods. */
@@ -119,11 +138,11 @@ class ContextManager {
     const o = sessionOptions(options);
     const store = new Store(wrap(() => native.openStoreSync(o.store)));
     const handle = wrap(() => native.openSessionSync(store[NATIVE], o.session));
-    return new ContextManager(handle, store, o.root);
+    return new ContextManager(handle, store, o.root, o.provenance);
   }
 
   /** @internal Use `ContextManager.open`. */
-  constructor(handle, store, workspaceRoot) {
+  constructor(handle, store, workspaceRoot, provenance = {}) {
     if (!handle || !(store instanceof Store)) {
       throw codedError('INVALID_ARGUMENT', 'use ContextManager.open({ sessionId, … })');
     }
@@ -133,6 +152,7 @@ class ContextManager {
     this[CONSUMED] = null;
     this[STARTED] = 0;
     this[FPS] = new WeakMap();
+    this[PROVENANCE] = provenance;
     Object.defineProperty(this, 'workspaceRoot', { value: workspaceRoot, enumerable: true });
   }
 
@@ -443,6 +463,37 @@ class ContextManager {
    */
   async reconstructCall(n) {
     return JSON.parse(await wrapAsync(() => this[NATIVE].reconstructCall(n)));
+  }
+
+  /**
+   * Commit the conversation since the last commit (a context commit, agent-context-commits.md): resolves to the
+   * commit `{ id, parent, commitType, artifact, trigger, messageCount, tokenCount, createdAt, summary, … }`.
+   * `trigger`: 'explicit' (default), 'turn_boundary', 'tool_call', 'session_end' or 'compaction'; with nothing new a
+   * non-explicit checkpoint makes no commit and resolves to the tip (null when there is none). `compaction`: the
+   * messages the host holds in place of the prefix (pi's compactionSummary): the new messages are committed first,
+   * then a compaction commit carrying them.
+   */
+  async checkpoint(options = {}) {
+    const p = this[PROVENANCE];
+    const body = {
+      trigger: options?.trigger ?? undefined,
+      summary: options?.summary ?? undefined,
+      template: options?.template ?? p.template,
+      principal: options?.principal ?? p.principal,
+      createdAt: options?.createdAt ?? undefined,
+      compaction: options?.compaction ?? undefined,
+    };
+    return parse(await wrapAsync(() => this[NATIVE].checkpoint(JSON.stringify(body))));
+  }
+
+  /** The tip of this session's commit chain (a ctx id), or null. */
+  get commitTip() {
+    return this[NATIVE].commitTip ?? null;
+  }
+
+  /** Commit operations (show, history, resolve, updateMetadata, materialize) on this session's store. */
+  get commits() {
+    return new Commits(this[STORE]);
   }
 
   /** Write everything queued (one transaction). Resolves to the receipt, or null if nothing was queued. */

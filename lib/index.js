@@ -7,6 +7,7 @@ const { Resolver } = require('./resolver.js');
 const { Store, openStore } = require('./store.js');
 const { Indexer } = require('./indexer.js');
 const { ContextManager } = require('./context-manager.js');
+const { Commits, commitsOf } = require('./commits.js');
 const { SelfContextManager } = require('./self-context-manager.js');
 const { defaultStorePath } = require('./defaults.js');
 const { native } = require('./native.js');
@@ -34,6 +35,8 @@ module.exports = {
   openStore,
   Indexer,
   ContextManager,
+  Commits,
+  commitsOf,
   SelfContextManager,
   defaultStorePath,
 };

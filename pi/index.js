@@ -3,7 +3,8 @@
 // translates pi events into ContextManager calls and back. Loaded by pi's jiti loader on
 // pi 0.73 (@mariozechner/*) and 1.x (which maps @mariozechner/* to its own packages).
 import { createRequire } from "node:module";
-import { existsSync, openSync, readSync, closeSync, readFileSync, statSync } from "node:fs";
+import { existsSync, openSync, readSync, closeSync, readFileSync, statSync, mkdirSync, writeFileSync } from "node:fs";
+import crypto from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as agent from "@mariozechner/pi-coding-agent";
@@ -145,6 +146,9 @@ export function loadConfig(cwd) {
 		// "cancel" (default): pi's compaction is cancelled while the manager owns the context.
 		compaction: env.SCM_COMPACTION || s.compaction || "cancel",
 		retryMs: envInt("SCM_RETRY_MS") ?? 30000,
+		// Context commits: a turn-boundary checkpoint after every N-th completed agent run (0: none, only
+		// /ctx checkpoint, compactions and session end).
+		checkpointEvery: envInt("SCM_CHECKPOINT_EVERY") ?? s.checkpointEvery ?? 1,
 	};
 }
 
@@ -272,6 +276,7 @@ export default function selfContextManager(pi) {
 		last: null, // { tokens, rawTokens, messages } of the last assembled context
 		systemPrompt: null, // { cm, text } last handed to that manager (storeSystemPrompt)
 		estimateTranscript: transcriptEstimator(), // chars/4-style estimate of pi's own transcript, incremental
+		runs: 0, // completed agent runs (for checkpointEvery)
 	};
 
 	function notifyOnce(ctx, key, message, level = "warning") {
@@ -328,9 +333,17 @@ export default function selfContextManager(pi) {
 			maxContentBytes: cfg.maxContentBytes,
 			// pi supplies its own system prompt on both lines.
 			emitSystemMessage: false,
+			// Provenance of the session's context commits.
+			template: `pi/${agent.VERSION ?? "unknown"}`,
 		};
 		// A fork starts from the parent's state at the fork point: the engine seeds the new session
 		// from the parent's record for the copied transcript (ignored by engines without fork support).
+		// A session made by /ctx fork starts from that context commit.
+		const fromCommit = sm.getHeader?.()?.scmFromCommit;
+		if (typeof fromCommit === "string") {
+			options.fromCommit = fromCommit;
+			return addon.ContextManager.open(options);
+		}
 		const parentFile = sm.getHeader?.()?.parentSession;
 		const parentId = sessionIdOfFile(parentFile);
 		if (parentId && parentId !== sessionId) {
@@ -397,6 +410,18 @@ export default function selfContextManager(pi) {
 		}
 	}
 
+	/** A context commit of what the engine holds (after observeBranch); failures only notify. */
+	async function checkpoint(ctx, options) {
+		const cm = S.cm;
+		if (!cm || S.sessionId !== ctx.sessionManager.getSessionId()) return null;
+		try {
+			return await cm.checkpoint(options);
+		} catch (e) {
+			notifyOnce(ctx, `checkpoint:${e.code ?? "?"}`, `the context commit failed (${describe(e)})`);
+			return null;
+		}
+	}
+
 	// --- lifecycle ---------------------------------------------------------------------------------
 
 	pi.on("session_start", async (_e, ctx) => {
@@ -406,6 +431,8 @@ export default function selfContextManager(pi) {
 	// The run's final answer, stored before anything can leave the branch it is on.
 	pi.on("agent_end", async (_e, ctx) => {
 		await observeBranch(ctx);
+		S.runs += 1;
+		if (cfg.checkpointEvery > 0 && S.runs % cfg.checkpointEvery === 0) await checkpoint(ctx, { trigger: "turn_boundary" });
 	});
 	// Also where the branch is left or the session ends (messages added since, e.g. by a failed
 	// agent_end write or a user `!cmd`); a no-op when nothing is new.
@@ -413,6 +440,7 @@ export default function selfContextManager(pi) {
 
 	pi.on("session_shutdown", async (_e, ctx) => {
 		await observeBranch(ctx);
+		if (cfg.checkpointEvery > 0) await checkpoint(ctx, { trigger: "session_end" });
 		await closeManager(ctx);
 		try {
 			ctx.ui?.setStatus?.(STATUS_KEY, undefined);
@@ -487,9 +515,23 @@ export default function selfContextManager(pi) {
 	// pi's compaction would summarise and replace the history the engine renders; the engine
 	// already bounds the context (pool lines + active set), so it is cancelled while we own it.
 	pi.on("session_before_compact", async (_e, ctx) => {
-		if (cfg.compaction === "allow" || !S.cm || S.lastError) return;
+		// Allowed: the pre-compaction messages go to the engine now, and are committed before the
+		// compaction commit (session_compact).
+		if (cfg.compaction === "allow") return void (await observeBranch(ctx));
+		if (!S.cm || S.lastError) return;
 		notifyOnce(ctx, "compact", "pi's compaction is cancelled: the context is managed (see /context; deactivate objects to shrink it)", "info");
 		return { cancel: true };
+	});
+
+	// A host compaction: the new messages before it, then a compaction commit holding pi's summary.
+	pi.on("session_compact", async (_e, ctx) => {
+		let summary;
+		try {
+			summary = llmMessages(ctx.sessionManager.buildSessionContext().messages).filter((m) => m.role === "compactionSummary");
+		} catch {
+			return;
+		}
+		if (summary.length) await checkpoint(ctx, { trigger: "compaction", compaction: summary });
 	});
 
 	// --- observed tools: write/edit index the new version; ls/find/grep/bash discover files ----------
@@ -640,6 +682,64 @@ export default function selfContextManager(pi) {
 	}
 
 	// --- user-facing --------------------------------------------------------------------------------
+
+	// Context commits: the chain of this session (see README "Context commits").
+	pi.registerCommand("ctx", {
+		description: "Context commits: /ctx log [n] · /ctx show <id> · /ctx checkpoint [summary] · /ctx fork <id>",
+		handler: async (args, ctx) => {
+			const cm = await manager(ctx);
+			if (!cm) {
+				ctx.ui.notify(unavailable(), "warning");
+				return;
+			}
+			const [sub = "log", ...rest] = String(args ?? "").trim().split(/\s+/).filter(Boolean);
+			try {
+				ctx.ui.notify(await ctxCommand(ctx, cm, sub, rest), "info");
+			} catch (e) {
+				ctx.ui.notify(`/ctx ${sub}: ${describe(e)}`, "error");
+			}
+		},
+	});
+
+	async function ctxCommand(ctx, cm, sub, rest) {
+		const line = (c) => `${c.id}  ${c.createdAt}  ${c.commitType.padEnd(10)} ${String(c.messageCount).padStart(4)} msg  ${c.trigger}${c.summary ? `  — ${c.summary}` : ""}`;
+		switch (sub) {
+			case "log": {
+				const tip = cm.commitTip;
+				if (!tip) return "no context commits in this session yet (/ctx checkpoint makes one)";
+				const depth = Number.parseInt(rest[0] ?? "20", 10);
+				return (await cm.commits.history(tip, { depth: Number.isInteger(depth) && depth > 0 ? depth : 20 })).map(line).join("\n");
+			}
+			case "show":
+				if (!rest[0]) throw new Error("usage: /ctx show <ctx id>");
+				return JSON.stringify(await cm.commits.show(rest[0]), null, 2);
+			case "checkpoint": {
+				await observeBranch(ctx);
+				const c = await cm.checkpoint({ trigger: "explicit", summary: rest.join(" ") || undefined });
+				return `committed ${line(c)}`;
+			}
+			case "fork": {
+				// A new pi session file holding the commit's conversation; its header names the commit, so the
+				// engine opens that session as a branch from it (fromCommit) when pi switches to it.
+				const id = rest[0];
+				if (!id) throw new Error("usage: /ctx fork <ctx id>");
+				const m = await cm.commits.materialize(id, { format: "pi-jsonl", stop: "root" });
+				const lines = m.jsonl.trimEnd().split("\n");
+				const header = { ...JSON.parse(lines[0]), id: crypto.randomUUID(), timestamp: new Date().toISOString(), cwd: ctx.cwd, scmFromCommit: id };
+				const dir = ctx.sessionManager.getSessionDir();
+				const file = join(dir, `${header.timestamp.replace(/[:.]/g, "-")}_${header.id}.jsonl`);
+				mkdirSync(dir, { recursive: true });
+				writeFileSync(file, `${[JSON.stringify(header), ...lines.slice(1)].join("\n")}\n`);
+				if (typeof ctx.switchSession === "function") {
+					const r = await ctx.switchSession(file);
+					if (!r?.cancelled) return `forked ${id} into ${file}`;
+				}
+				return `wrote ${file}: open it with /resume to continue from ${id}`;
+			}
+			default:
+				throw new Error(`unknown subcommand ${JSON.stringify(sub)} (log, show, checkpoint, fork)`);
+		}
+	}
 
 	pi.registerCommand("context", {
 		description: "Show the managed context: active objects with sizes, the metadata pool, pinned objects, totals",

@@ -5,6 +5,7 @@
 
 #![deny(clippy::all)]
 
+pub mod commits;
 pub mod errors;
 pub mod hashing;
 pub mod indexer;

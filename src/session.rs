@@ -129,6 +129,9 @@ pub struct NapiSessionOptions {
     pub resume_upgrades_stubs: Option<bool>,
     /// Open a new session as a fork of another (ignored when it exists).
     pub fork_of: Option<NapiForkOf>,
+    /// Open from a context commit (`ctx-…`): a new session branches from
+    /// it, an existing one whose chain runs through it resumes.
+    pub from_commit: Option<String>,
     /// transformContext resolves after its write landed (default true here;
     /// false: the write goes behind, see `flush`).
     pub durable_transform: Option<bool>,
@@ -148,12 +151,16 @@ async fn open(
     indexer: Arc<Indexer>,
     opts: SessionOptions,
     fork: Option<(String, Vec<Value>)>,
+    from_commit: Option<String>,
 ) -> scm_core::Result<Session> {
-    match fork {
-        Some((parent, messages)) => {
+    match (fork, from_commit) {
+        (Some(_), Some(_)) => Err(Error::InvalidArgument(
+            "open: pass forkOf or fromCommit, not both".into(),
+        )),
+        (Some((parent, messages)), None) => {
             Session::open_fork(store, indexer, opts, &parent, &messages).await
         }
-        None => Session::open(store, indexer, opts).await,
+        (None, from) => Session::open_from_commit(store, indexer, opts, from.as_deref()).await,
     }
 }
 
@@ -456,10 +463,13 @@ pub fn open_session<'env>(
 ) -> napi::Result<PromiseRaw<'env, JsSession>> {
     let store = store.inner.clone();
     let fork = take_fork(&mut options)?;
+    let from_commit = options.from_commit.take();
     let durable = options.durable_transform.unwrap_or(true);
     let (opts, indexer) = build(store.clone(), options)?;
     env.spawn_future(async move {
-        let session = open(store.clone(), indexer, opts, fork).await.js()?;
+        let session = open(store.clone(), indexer, opts, fork, from_commit)
+            .await
+            .js()?;
         Ok(JsSession::wrap(session, store, durable))
     })
 }
@@ -473,9 +483,12 @@ pub fn open_session_sync(
 ) -> napi::Result<JsSession> {
     let store = store.inner.clone();
     let fork = take_fork(&mut options)?;
+    let from_commit = options.from_commit.take();
     let durable = options.durable_transform.unwrap_or(true);
     let (opts, indexer) = build(store.clone(), options)?;
-    let session = napi::bindgen_prelude::block_on(open(store.clone(), indexer, opts, fork)).js()?;
+    let session =
+        napi::bindgen_prelude::block_on(open(store.clone(), indexer, opts, fork, from_commit))
+            .js()?;
     Ok(JsSession::wrap(session, store, durable))
 }
 
@@ -901,5 +914,96 @@ impl JsSession {
                 Err(to_js(e))
             }
         }
+    }
+}
+
+/// `cm.checkpoint(…)` as the facade sends it.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CheckpointJson {
+    trigger: Option<String>,
+    summary: Option<String>,
+    template: Option<String>,
+    principal: Option<String>,
+    created_at: Option<String>,
+    compaction: Option<Vec<Value>>,
+}
+
+impl Shared {
+    /// Flush, then plan and create under the write gate: no write of this
+    /// session lands between the transaction read and the plan, so the
+    /// chat as of that transaction is the chat the plan counted.
+    async fn checkpoint(
+        &self,
+        req: scm_core::session::CheckpointRequest,
+    ) -> scm_core::Result<Option<scm_core::commits::Commit>> {
+        use scm_core::commits;
+        let store = self.store.clone();
+        for _ in 0..8 {
+            self.flush().await?;
+            let _gate = self.gate.lock().await;
+            let tx = store.latest_tx_id().await?.unwrap_or(0);
+            let plans = self.with(|s| {
+                Ok(if s.chat_flushed() {
+                    Some(s.checkpoint_plan(&req, tx)?)
+                } else {
+                    None // ingested meanwhile: flush again
+                })
+            })?;
+            let Some(plans) = plans else { continue };
+            if plans.is_empty() {
+                let tip = self.with(|s| Ok(s.commit_tip().map(|(id, _)| id.to_string())))?;
+                return match tip {
+                    Some(id) => commits::show(&*store, &id).await.map(Some),
+                    None => Ok(None),
+                };
+            }
+            let mut last = None;
+            for p in plans {
+                let to = p.tip_to;
+                let c = commits::create(&*store, p).await?;
+                self.with(|s| {
+                    s.checkpoint_landed(&c, to);
+                    Ok(())
+                })?;
+                last = Some(c);
+            }
+            return Ok(last);
+        }
+        Err(Error::Internal(
+            "checkpoint: the chat kept changing while flushing".into(),
+        ))
+    }
+}
+
+#[napi]
+impl JsSession {
+    /// `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
+    /// → the last commit made (JSON); when nothing was new (turn boundary,
+    /// session end) the current tip, or null when there is none.
+    #[napi]
+    pub async fn checkpoint(&self, request_json: String) -> napi::Result<Option<String>> {
+        use scm_core::commits::Trigger;
+        let r: CheckpointJson = parse_json(&request_json, "checkpoint")?;
+        let trigger = Trigger::parse(r.trigger.as_deref().unwrap_or("explicit")).js()?;
+        let template = r
+            .template
+            .unwrap_or_else(|| format!("scm/{}", env!("CARGO_PKG_VERSION")));
+        let mut req = scm_core::session::CheckpointRequest::new(trigger, template);
+        req.summary = r.summary;
+        req.principal = r.principal;
+        req.created_at = r.created_at;
+        req.compaction = r.compaction;
+        let c = self.shared.checkpoint(req).await.js()?;
+        c.as_ref().map(to_json).transpose()
+    }
+
+    /// The tip of this session's commit chain, or null.
+    #[napi(getter)]
+    pub fn commit_tip(&self) -> Option<String> {
+        self.shared
+            .lock()
+            .as_ref()
+            .and_then(|s| s.commit_tip().map(|(id, _)| id.to_string()))
     }
 }

@@ -56,3 +56,16 @@ export async function sessions(): Promise<void> {
   const ids: string[] = [m.sessionObjectId, m.chatObjectId, m.systemPromptObjectId, defaultStorePath('/w')];
   void [out, r, activeIds, again, asOf, sync, has, first, ids];
 }
+
+import { commitsOf, type ContextCommit, type Materialized } from '../../index.js';
+
+export async function contextCommits(): Promise<void> {
+  const cm = await ContextManager.open({ sessionId: 'b', fromCommit: 'ctx-0', template: 'pi/1', principal: 'me@host' });
+  const c: ContextCommit | null = await cm.checkpoint({ trigger: 'turn_boundary', summary: 's' });
+  const tip: string | null = cm.commitTip;
+  const h: ContextCommit[] = await cm.commits.history(tip ?? '', { depth: 3 });
+  const at: string | null = await commitsOf(cm.store).resolve({ principal: 'me@host', at: new Date() });
+  const m: Materialized = await cm.commits.materialize(c?.id ?? '', { stop: 'root', format: 'pi-jsonl' });
+  await cm.commits.updateMetadata(h[0]?.id ?? '', { summary: null });
+  void [at, m.jsonl, m.messages?.length];
+}

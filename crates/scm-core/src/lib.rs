@@ -5,6 +5,7 @@
 //! XTDB) → [`fs`] (resolver, indexer, watcher) → [`session`] (sets, policy,
 //! persistence) and [`context`] (ingest, chat, assembly).
 
+pub mod commits;
 pub mod context;
 pub mod error;
 pub mod fs;

@@ -48,7 +48,7 @@ const HASH_KEYS: [&str; 4] = [
     "object_hash",
 ];
 
-fn check_id(what: &str, id: &str) -> Result<()> {
+pub(super) fn check_id(what: &str, id: &str) -> Result<()> {
     if id.is_empty() || id.len() > 512 || id.chars().any(char::is_control) {
         return Err(Error::InvalidArgument(format!(
             "{what} must be 1–512 printable characters, got {id:?}"
@@ -59,12 +59,12 @@ fn check_id(what: &str, id: &str) -> Result<()> {
 
 /// The parent's state at the fork point.
 #[derive(Debug)]
-struct ForkPoint {
-    call_index: usize,
-    basis_tx: Option<i64>,
-    session_doc: Document,
-    chat_doc: Document,
-    system_prompt: Option<String>,
+pub(super) struct ForkPoint {
+    pub(super) call_index: usize,
+    pub(super) basis_tx: Option<i64>,
+    pub(super) session_doc: Document,
+    pub(super) chat_doc: Document,
+    pub(super) system_prompt: Option<String>,
 }
 
 /// Fingerprints a chat document's turns hold, as a multiset.
@@ -238,7 +238,7 @@ fn rehome(mut doc: Document, ty: ObjectType, fields: Vec<(&str, Value)>) -> Docu
 }
 
 /// The child's first documents: the parent's at the fork point, re-homed.
-fn seed_ops(child: &str, parent: &str, p: ForkPoint, set_prompt: bool) -> Vec<TxOp> {
+pub(super) fn seed_ops(child: &str, parent: &str, p: ForkPoint, set_prompt: bool) -> Vec<TxOp> {
     let (session_id, chat_id, prompt_id) = (
         session_object_id(child),
         chat_object_id(child),

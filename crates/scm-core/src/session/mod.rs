@@ -46,6 +46,7 @@ pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
 mod cache;
+mod checkpoint;
 pub mod discovery;
 mod fork;
 mod ingest;
@@ -59,6 +60,7 @@ mod reconstruct;
 mod resume;
 pub mod sets;
 
+pub use checkpoint::CheckpointRequest;
 pub use ops::{DiscoveryPlan, FileOp};
 pub use persist::PendingWrite;
 pub use reconstruct::ReconstructPlan;
@@ -338,6 +340,9 @@ pub struct Session {
     seen: HashMap<String, cache::Seen>,
     /// Files in `seen` that got a new version since.
     seen_changed: std::collections::BTreeSet<String>,
+    /// The context-commit chain's tip and the chat position after it
+    /// (see [`checkpoint`]).
+    commit_tip: Option<(String, u64)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -386,6 +391,7 @@ impl Session {
             seen_changed: Default::default(),
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
+            commit_tip: None,
         }
     }
 

@@ -97,6 +97,9 @@ impl Session {
             s.session_doc_id.clone(),
             s.chat_id.clone(),
             s.system_prompt_id.clone(),
+            crate::commits::timeline::head_id(&crate::commits::timeline::session_key(
+                &s.options.session_id,
+            )),
         ];
         let mut docs: HashMap<String, Document> = store
             .get_many(&ids)
@@ -104,6 +107,9 @@ impl Session {
             .into_iter()
             .filter_map(|d| Some((d.get(ID_KEY)?.as_str()?.to_string(), d)))
             .collect();
+        if let Some(head) = docs.remove(&ids[3]) {
+            s.commit_tip = crate::commits::timeline::tip_of(head)?;
+        }
         if let Some(sp) = docs.remove(&s.system_prompt_id) {
             s.system_prompt = Some(Cached { doc: sp, tx: None });
         }

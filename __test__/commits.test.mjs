@@ -1,0 +1,130 @@
+// Context commits through the addon and the facade (issue 11): cm.checkpoint, cm.commits.{show, history, resolve,
+// updateMetadata, materialize}, ContextManager.open({ fromCommit }). The rules are tested in the core's conformance
+// suite (crates/scm-core/tests/commits.rs); this proves the names, shapes and codes carry through.
+import { test, expect } from 'vitest';
+import { scm, tempDir, uid, describeStores, expectCode } from './helpers.mjs';
+
+const { ContextManager, commitsOf } = scm;
+
+/** pi messages of turn k: prompt, tool call, result, answer. */
+function turn(k) {
+  const ts = 1_700_000_000_000 + k * 10;
+  const call = `call-${k}`;
+  const meta = { api: 'faux', provider: 'faux', model: 'faux-1', usage: { input: 1, output: 1 } };
+  return [
+    { role: 'user', content: `question ${k}`, timestamp: ts },
+    { role: 'assistant', content: [{ type: 'text', text: `looking ${k}` }, { type: 'toolCall', id: call, name: 'bash', arguments: { command: `echo ${k}` } }], ...meta, stopReason: 'toolUse', timestamp: ts + 1 },
+    { role: 'toolResult', toolCallId: call, toolName: 'bash', content: [{ type: 'text', text: `output ${k}` }], isError: false, timestamp: ts + 2 },
+    { role: 'assistant', content: [{ type: 'text', text: `answer ${k}` }], ...meta, stopReason: 'stop', timestamp: ts + 3 },
+  ];
+}
+
+describeStores('context commits', ({ options }) => {
+  async function open(extra = {}) {
+    const ws = tempDir('scm-ws-');
+    return ContextManager.open({ sessionId: uid('c'), workspaceRoot: ws, store: options(), template: 'pi/test', principal: uid('p'), ...extra });
+  }
+
+  test('checkpoint, show, history, materialize, updateMetadata', async () => {
+    const cm = await open();
+    const t = [];
+    const ids = [];
+    for (const k of [0, 1, 2]) {
+      t.push(...turn(k));
+      await cm.transformContext(t);
+      const c = await cm.checkpoint({ trigger: 'turn_boundary' });
+      expect(c).toMatchObject({ commitType: 'delta', trigger: 'turn_boundary', template: 'pi/test', sessionId: cm.sessionId, messageCount: 4, format: 'pi-messages/1' });
+      expect(c.id).toMatch(/^ctx-[0-9a-f]{32}$/);
+      expect(c.parent).toBe(ids.at(-1) ?? null);
+      ids.push(c.id);
+    }
+    expect(cm.commitTip).toBe(ids[2]);
+    // Nothing new: no commit, the tip comes back.
+    expect((await cm.checkpoint({ trigger: 'turn_boundary' })).id).toBe(ids[2]);
+    const h = await cm.commits.history(ids[2]);
+    expect(h.map((c) => c.id)).toEqual([...ids].reverse());
+    expect((await cm.commits.history(ids[2], { depth: 1 })).map((c) => c.id)).toEqual([ids[2]]);
+    const m = await cm.commits.materialize(ids[2]);
+    expect(m.messages).toEqual(t);
+    expect(m).toMatchObject({ messageCount: 12, commits: 3, cached: false, stop: 'compaction' });
+    expect((await cm.commits.materialize(ids[2])).cached).toBe(true);
+    const j = await cm.commits.materialize(ids[1], { format: 'pi-jsonl' });
+    const lines = j.jsonl.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: 'session', version: 3 });
+    expect(lines.slice(1).map((l) => l.message)).toEqual(t.slice(0, 8));
+    await cm.commits.updateMetadata(ids[0], { summary: 'asked and answered' });
+    expect((await cm.commits.show(ids[0])).summary).toBe('asked and answered');
+    const e = await cm.checkpoint({ summary: 'explicit, nothing new' });
+    expect(e).toMatchObject({ trigger: 'explicit', parent: ids[2], messageCount: 0, summary: 'explicit, nothing new' });
+    await cm.close();
+  });
+
+  test('resolve by time, on the session and the principal', async () => {
+    const principal = uid('alice');
+    const cm = await open({ principal });
+    const ids = [];
+    for (const k of [0, 1, 2]) {
+      await cm.transformContext(turn(0).concat(...[1, 2].slice(0, k).map(turn)));
+      ids.push((await cm.checkpoint({ createdAt: `2026-11-24T14:0${k}:00.000Z` })).id);
+    }
+    const commits = commitsOf(cm.store);
+    expect(await commits.resolve({ sessionId: cm.sessionId, at: '2026-11-24T14:05:00Z' })).toBe(ids[2]);
+    expect(await commits.resolve({ principal, at: new Date('2026-11-24T14:01:30Z') })).toBe(ids[1]);
+    expect(await commits.resolve({ principal, at: '2026-11-24T13:00:00Z' })).toBeNull();
+    await expectCode(commits.resolve({ at: '2026-11-24T14:00:00Z' }), 'INVALID_ARGUMENT');
+    await expectCode(commits.resolve({ sessionId: cm.sessionId, at: 'teatime' }), 'INVALID_ARGUMENT');
+    await cm.close();
+  });
+
+  test('compaction: delta first, then a compaction commit; stop strategies', async () => {
+    const cm = await open();
+    const t = [...turn(0), ...turn(1)];
+    await cm.transformContext(t);
+    const summary = { role: 'compactionSummary', summary: 'two turns', tokensBefore: 100, timestamp: 1_700_000_001_000 };
+    const comp = await cm.checkpoint({ trigger: 'compaction', compaction: [summary] });
+    expect(comp).toMatchObject({ commitType: 'compaction', trigger: 'compaction' });
+    expect((await cm.commits.show(comp.parent)).commitType).toBe('delta');
+    const after = [summary, ...turn(2)];
+    await cm.transformContext(after);
+    const tip = await cm.checkpoint({ trigger: 'turn_boundary' });
+    expect((await cm.commits.materialize(tip.id)).messages).toEqual(after);
+    expect((await cm.commits.materialize(tip.id, { stop: 'root' })).messages).toEqual([...t, ...turn(2)]);
+    await cm.close();
+  });
+
+  test('open({ fromCommit }) branches; the branch holds nothing of its parent\'s later turns', async () => {
+    const store = options();
+    const ws = tempDir('scm-ws-');
+    const a = await ContextManager.open({ sessionId: uid('a'), workspaceRoot: ws, store });
+    const t = [...turn(0)];
+    await a.transformContext(t);
+    const base = await a.checkpoint({ trigger: 'turn_boundary' });
+    const b = await ContextManager.open({ sessionId: uid('b'), workspaceRoot: ws, store, fromCommit: base.id });
+    expect(b.commitTip).toBe(base.id);
+    const bt = (await b.commits.materialize(base.id)).messages.concat(turn(1));
+    await b.transformContext(bt);
+    const bc = await b.checkpoint({ trigger: 'turn_boundary' });
+    expect(bc).toMatchObject({ parent: base.id, messageCount: 4, sessionId: b.sessionId });
+    t.push(...turn(2));
+    await a.transformContext(t);
+    const ac = await a.checkpoint({ trigger: 'turn_boundary' });
+    const ma = (await a.commits.materialize(ac.id)).messages;
+    const mb = (await b.commits.materialize(bc.id)).messages;
+    expect(mb).toEqual(bt);
+    expect(ma.some((m) => m.content === 'question 1')).toBe(false);
+    expect(mb.some((m) => m.content === 'question 2')).toBe(false);
+    await expectCode(ContextManager.open({ sessionId: a.sessionId, workspaceRoot: ws, store, fromCommit: 'ctx-nope' }), 'INVALID_ARGUMENT');
+    await a.close();
+    await b.close();
+  });
+
+  test('bad input has codes', async () => {
+    const cm = await open();
+    await expectCode(cm.commits.show('nope'), 'INVALID_ARGUMENT');
+    await expectCode(cm.commits.show(`ctx-${'0'.repeat(32)}`), 'UNKNOWN_OBJECT');
+    await expectCode(cm.checkpoint({ trigger: 'sometimes' }), 'INVALID_ARGUMENT');
+    await expectCode(cm.commits.materialize(`ctx-${'0'.repeat(32)}`, { stop: 'lunch' }), 'INVALID_ARGUMENT');
+    await expectCode(cm.commits.history(`ctx-${'0'.repeat(32)}`, { depth: -1 }), 'INVALID_ARGUMENT');
+    await cm.close();
+  });
+});
