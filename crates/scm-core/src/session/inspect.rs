@@ -1,0 +1,276 @@
+//! Looking into a store from outside a session (the command-line tool and
+//! the session report): list the sessions a store holds, open one read-only
+//! (no reconciliation with the filesystem, no watcher, no writes), list its
+//! objects under the ids the model sees, and summarise every model call.
+//!
+//! Token figures are estimates, ⌈UTF-16 length / 4⌉ of each message's JSON
+//! (the rule the cache layout's thresholds use, [`units`]); "cached" is the
+//! part of a call's context that repeats the previous call's from the first
+//! message on (a provider's prompt cache works on that prefix).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{paged, persist::Books, PoolEntry, Session, SessionOptions};
+use crate::context::assembly::Layout;
+use crate::context::epochs::units;
+use crate::error::{Error, Result};
+use crate::fs::indexer::Indexer;
+use crate::model::{chat_object_id, session_object_id, utf16_len};
+use crate::store::{Document, Store, ID_KEY};
+
+/// One session in a store (`list_sessions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    /// Transaction time of the session document's first version.
+    pub started: String,
+    /// Transaction time of its latest version (every flush writes it).
+    pub last_activity: String,
+    /// Model calls recorded.
+    pub calls: usize,
+    /// Objects the session knows (`session_index`).
+    pub objects: usize,
+}
+
+/// One model call as the tools list it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSummary {
+    /// 0-based, one per context assembled.
+    pub call: usize,
+    /// Messages the model was sent.
+    pub messages: usize,
+    /// Estimated tokens of those messages.
+    pub tokens: u64,
+    /// Estimated tokens of the leading messages equal to the previous call's.
+    pub cached_tokens: u64,
+    /// Harness messages consumed up to this call (pi's transcript length).
+    pub transcript_messages: usize,
+    /// Collapses (cache layout epochs) that ran at this call.
+    pub epochs: usize,
+    /// Folds that came with those epochs.
+    pub folds: usize,
+    /// Objects shown (the system prompt and the pool objects with a recorded version).
+    pub shown: Vec<String>,
+}
+
+/// One object of a session, as the model names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectLine {
+    /// `t12`, `f3` (cache layout; assigned in both layouts), else None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    #[serde(flatten)]
+    pub entry: PoolEntry,
+    pub active: bool,
+    pub pinned: bool,
+}
+
+/// Estimated tokens of one message.
+pub fn message_tokens(message: &Value) -> u64 {
+    units(utf16_len(&message.to_string()))
+}
+
+/// Every session in `store`, oldest first.
+pub async fn list_sessions(store: &dyn Store) -> Result<Vec<SessionSummary>> {
+    let mut out = Vec::new();
+    for id in store.ids_of_type("session").await? {
+        let history = store.history(&id).await?;
+        let (Some(first), Some(last)) = (history.first(), history.last()) else {
+            continue;
+        };
+        let Some(head) = last.doc.as_ref() else {
+            continue;
+        };
+        let session_id = head
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| id.trim_start_matches("session:").to_string());
+        let calls = match store.get(&chat_object_id(&session_id)).await? {
+            Some(chat) => paged::part_len(&chat, "model_calls").unwrap_or(0),
+            None => 0,
+        };
+        out.push(SessionSummary {
+            objects: paged::part_len(head, "session_index").unwrap_or(0),
+            session_id,
+            started: first.tx_time.clone(),
+            last_activity: last.tx_time.clone(),
+            calls,
+        });
+    }
+    out.sort_by(|a, b| (&a.started, &a.session_id).cmp(&(&b.started, &b.session_id)));
+    Ok(out)
+}
+
+/// The layout a stored session ran with: its call records say (cache layout
+/// records carry `epochs`), else its chat document's cache state.
+fn stored_layout(chat: Option<&Document>) -> Option<Layout> {
+    let chat = chat?;
+    if let Some(first) = chat
+        .get("model_calls")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
+        return Some(if first.get("epochs").is_some() {
+            Layout::Cache
+        } else {
+            Layout::Spec
+        });
+    }
+    let has_state = chat
+        .get("layout")
+        .and_then(|l| l.get("calls"))
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    has_state.then_some(Layout::Cache)
+}
+
+impl Session {
+    /// Opens an existing session for reading: its sets, chat and records as
+    /// stored, objects at their latest versions, no reconciliation with the
+    /// filesystem, no watcher, and no write ever (`flush` does nothing). The
+    /// layout is the one the session ran with where its records tell
+    /// (`options.layout` otherwise). `UNKNOWN_OBJECT` if the store has no
+    /// such session.
+    pub async fn open_read_only(
+        store: Arc<dyn Store>,
+        indexer: Arc<Indexer>,
+        mut options: SessionOptions,
+    ) -> Result<Session> {
+        options.watch = false;
+        options.system_prompt = None;
+        let session_id = options.session_id.clone();
+        let ids = vec![
+            session_object_id(&session_id),
+            chat_object_id(&session_id),
+            crate::model::system_prompt_object_id(&session_id),
+        ];
+        let mut docs: HashMap<String, Document> = store
+            .get_many(&ids)
+            .await?
+            .into_iter()
+            .filter_map(|d| Some((d.get(ID_KEY)?.as_str()?.to_string(), d)))
+            .collect();
+        let Some(session_head) = docs.remove(&ids[0]) else {
+            return Err(Error::UnknownObject(ids[0].clone()));
+        };
+        let session_desc = paged::PagedDesc::of(&session_head);
+        let session_doc = paged::materialise_latest(&*store, session_head).await?;
+        let (chat_desc, chat_doc) = match docs.remove(&ids[1]) {
+            Some(head) => (
+                paged::PagedDesc::of(&head),
+                Some(paged::materialise_latest(&*store, head).await?),
+            ),
+            None => (None, None),
+        };
+        if let Some(layout) = stored_layout(chat_doc.as_ref()) {
+            options.layout = layout;
+        }
+        let mut s = Session::empty(store, indexer, options);
+        s.read_only = true;
+        if let Some(sp) = docs.remove(&ids[2]) {
+            s.system_prompt = Some(super::Cached { doc: sp, tx: None });
+        }
+        s.restore(&session_doc, chat_doc.as_ref(), false).await?;
+        s.paged = Books::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
+        Ok(s)
+    }
+
+    /// Whether this session was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The layout this session assembles.
+    pub fn layout(&self) -> Layout {
+        self.options.layout
+    }
+
+    /// Every object the session knows, in `session_index` order, with the id
+    /// the model sees.
+    pub fn object_lines(&self) -> Vec<ObjectLine> {
+        let resolver = self.resolver();
+        self.session_index
+            .iter()
+            .map(|id| ObjectLine {
+                alias: self.alias_of(id),
+                entry: self.pool_entry(id, resolver),
+                active: self.active_set.contains(id),
+                pinned: self.pinned_set.contains(id),
+            })
+            .collect()
+    }
+
+    /// An object id from what a person types: a full id, an alias (`t12`,
+    /// `f3`) or a unique prefix (the rules of `activate`).
+    pub fn resolve_id(&self, target: &str) -> Result<String> {
+        if let Some(id) = self.resolve_alias_id(target) {
+            return Ok(id);
+        }
+        if self.objects.contains_key(target)
+            || target == self.chat_id
+            || target == self.session_doc_id
+        {
+            return Ok(target.to_string());
+        }
+        self.resolve_target(target)
+            .map_err(|r| Error::UnknownObject(format!("{target}: {}", r.message)))
+    }
+
+    /// Summaries of calls `from..to` (clamped to the recorded calls). Each
+    /// call is reconstructed from the store; call `from - 1` too, for the
+    /// cached estimate.
+    pub async fn call_summaries(&self, from: usize, to: usize) -> Result<Vec<CallSummary>> {
+        let to = to.min(self.calls.len());
+        let mut out = Vec::with_capacity(to.saturating_sub(from));
+        let mut previous: Option<Vec<Value>> = match from {
+            0 => None,
+            n if n <= to => Some(self.reconstruct_call(n - 1).await?),
+            _ => None,
+        };
+        let (epochs, folds) = (&self.cache.state.epochs, &self.cache.state.folds);
+        for call in from..to {
+            let messages = self.reconstruct_call(call).await?;
+            let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
+            let same = previous.as_ref().map_or(0, |p| {
+                p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
+            });
+            let at_call: Vec<usize> = epochs
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.call as usize == call)
+                .map(|(i, _)| i)
+                .collect();
+            let record = &self.calls[call];
+            out.push(CallSummary {
+                call,
+                messages: messages.len(),
+                tokens: tokens.iter().sum(),
+                cached_tokens: tokens[..same].iter().sum(),
+                transcript_messages: record.messages_consumed,
+                epochs: at_call.len(),
+                folds: folds
+                    .iter()
+                    // A fold's `epoch` counts the epochs up to its own.
+                    .filter(|f| {
+                        (f.epoch as usize)
+                            .checked_sub(1)
+                            .is_some_and(|e| at_call.contains(&e))
+                    })
+                    .count(),
+                shown: self
+                    .shown(call)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| r.id)
+                    .collect(),
+            });
+            previous = Some(messages);
+        }
+        Ok(out)
+    }
+}
