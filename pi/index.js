@@ -10,6 +10,7 @@ import * as agent from "@mariozechner/pi-coding-agent";
 import { Type } from "@mariozechner/pi-ai";
 
 const require = createRequire(import.meta.url);
+const config = require("../lib/config.js");
 let addon = null;
 let addonError = null;
 try {
@@ -36,112 +37,15 @@ const SYSTEM_SECTION = {
 };
 
 // ---------------------------------------------------------------------------
-// Configuration: environment first, then "selfContextManager" in pi's settings.json
-// (project .pi/settings.json over the global one).
-
-function readSettings(cwd) {
-	const files = [];
-	try {
-		const agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : process.env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
-		files.push(join(agentDir, "settings.json"));
-	} catch {}
-	files.push(join(cwd, ".pi", "settings.json"));
-	let out = {};
-	for (const f of files) {
-		try {
-			const s = JSON.parse(readFileSync(f, "utf8"))?.selfContextManager;
-			if (s && typeof s === "object") out = { ...out, ...s, policy: { ...out.policy, ...s.policy }, cachePolicy: { ...out.cachePolicy, ...s.cachePolicy } };
-		} catch {}
-	}
-	return out;
-}
-
-/** The cache layout's policy keys (ContextManager.open cachePolicy) and their kinds. */
-const CACHE_POLICY_KEYS = {
-	high: "int",
-	low: "int",
-	fold: "int",
-	minCollapseChars: "int",
-	bashCollapseChars: "int",
-	summaryChars: "int",
-	deactivateEpoch: "int",
-	rewriteCallIds: "bool",
-	dropThinking: "bool",
-	dedupeReads: "bool",
-	honourHostCompaction: "bool",
-};
-
-const envInt = (name) => {
-	const v = process.env[name];
-	if (v == null || v === "") return undefined;
-	const n = Number(v);
-	if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
-	return n;
-};
-const envBool = (name) => {
-	const v = process.env[name];
-	if (v == null || v === "") return undefined;
-	return !/^(0|false|no|off)$/i.test(v);
-};
+// Configuration: environment first, then "selfContextManager" in pi's settings.json (lib/config.js, shared
+// with the command-line tool).
 
 export function loadConfig(cwd) {
-	const s = readSettings(cwd);
-	const env = process.env;
-	const kind = env.SCM_STORE || s.store?.kind || (env.SCM_XTDB_URL || s.store?.url ? "xtdb" : "embedded");
-	let store;
-	if (kind === "xtdb") {
-		const url = env.SCM_XTDB_URL || s.store?.url;
-		if (!url) throw new Error("SCM_STORE=xtdb needs SCM_XTDB_URL (e.g. http://localhost:3000)");
-		store = { kind: "xtdb", url, timeoutMs: envInt("SCM_XTDB_TIMEOUT_MS") ?? s.store?.timeoutMs };
-	} else if (kind === "embedded") {
-		const p = env.SCM_STORE_PATH || s.store?.path;
-		store = { kind: "embedded", ...(p ? { path: resolve(cwd, p) } : {}) };
-	} else throw new Error(`SCM_STORE must be "embedded" or "xtdb", got ${JSON.stringify(kind)}`);
-	// "cache" (default): tool output inline, collapsed in batches (epochs) to refs, cache-friendly.
-	// "spec": METADATA_POOL + toolcall_ref + ACTIVE_CONTENT blocks at the end.
-	const layout = env.SCM_LAYOUT || s.layout || "cache";
-	if (layout !== "cache" && layout !== "spec") throw new Error(`SCM_LAYOUT must be "cache" or "spec", got ${JSON.stringify(layout)}`);
-	// Cache layout thresholds in chars/4 units (unset keys keep the engine's defaults: high 10000, low 2000, fold 15000).
-	const cachePolicy = {
-		...s.cachePolicy,
-		high: envInt("SCM_CACHE_HIGH") ?? s.cachePolicy?.high,
-		low: envInt("SCM_CACHE_LOW") ?? s.cachePolicy?.low,
-		fold: envInt("SCM_CACHE_FOLD") ?? s.cachePolicy?.fold,
-	};
-	for (const [k, v] of Object.entries(cachePolicy)) {
-		if (v === undefined) continue;
-		const kind = CACHE_POLICY_KEYS[k];
-		if (!kind) throw new Error(`selfContextManager.cachePolicy: unknown key ${JSON.stringify(k)} (known: ${Object.keys(CACHE_POLICY_KEYS).join(", ")})`);
-		if (kind === "int" ? !(Number.isInteger(v) && v >= 0) : typeof v !== "boolean")
-			throw new Error(`selfContextManager.cachePolicy.${k} must be ${kind === "int" ? "a non-negative integer" : "true or false"}, got ${JSON.stringify(v)}`);
-	}
-	// Spec layout collapse window.
-	const policy = {
-		perTurn: envInt("SCM_POLICY_PER_TURN") ?? s.policy?.perTurn,
-		turnsBack: envInt("SCM_POLICY_TURNS_BACK") ?? s.policy?.turnsBack,
-		collapseFiles: envBool("SCM_POLICY_COLLAPSE_FILES") ?? s.policy?.collapseFiles,
-	};
-	let mounts = s.mounts;
-	if (env.SCM_MOUNTS) {
-		try {
-			mounts = JSON.parse(env.SCM_MOUNTS);
-		} catch (e) {
-			throw new Error(`SCM_MOUNTS must be a JSON array of { agentPrefix, canonicalPrefix, filesystemId, hostPrefix? }: ${e.message}`);
-		}
-	}
-	return {
-		disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
-		store,
-		layout,
-		cachePolicy,
-		policy,
-		mounts,
-		watch: envBool("SCM_WATCH") ?? s.watch ?? true,
-		maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
-		// "cancel" (default): pi's compaction is cancelled while the manager owns the context.
-		compaction: env.SCM_COMPACTION || s.compaction || "cancel",
-		retryMs: envInt("SCM_RETRY_MS") ?? 30000,
-	};
+	let agentDir;
+	try {
+		agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : undefined;
+	} catch {}
+	return config.loadConfig(cwd, { agentDir });
 }
 
 // ---------------------------------------------------------------------------

@@ -225,49 +225,95 @@ impl Session {
     /// call is reconstructed from the store; call `from - 1` too, for the
     /// cached estimate.
     pub async fn call_summaries(&self, from: usize, to: usize) -> Result<Vec<CallSummary>> {
+        self.call_summary_plan(from, to)?.run(&*self.store).await
+    }
+
+    /// What [`Session::call_summaries`] needs, detached from the session (so
+    /// a binding can run it without holding the session).
+    pub fn call_summary_plan(&self, from: usize, to: usize) -> Result<CallSummaryPlan> {
         let to = to.min(self.calls.len());
-        let mut out = Vec::with_capacity(to.saturating_sub(from));
-        let mut previous: Option<Vec<Value>> = match from {
-            0 => None,
-            n if n <= to => Some(self.reconstruct_call(n - 1).await?),
-            _ => None,
+        let from = from.min(to);
+        Ok(CallSummaryPlan {
+            base: match to {
+                0 => None,
+                n => Some(self.reconstruct_plan(n - 1)?),
+            },
+            from,
+            to,
+            epoch_calls: self.cache.state.epochs.iter().map(|e| e.call).collect(),
+            fold_epochs: self.cache.state.folds.iter().map(|f| f.epoch).collect(),
+            shown: (from..to)
+                .map(|n| {
+                    self.shown(n)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|r| r.id)
+                        .collect()
+                })
+                .collect(),
+            consumed: self.calls[from..to]
+                .iter()
+                .map(|r| r.messages_consumed)
+                .collect(),
+        })
+    }
+}
+
+/// See [`Session::call_summary_plan`].
+#[derive(Debug, Clone)]
+pub struct CallSummaryPlan {
+    /// Reconstruction of call `to - 1` (earlier calls are its prefixes).
+    base: Option<super::ReconstructPlan>,
+    from: usize,
+    to: usize,
+    /// The call each epoch ran at.
+    epoch_calls: Vec<u32>,
+    /// Each fold's epoch count (its epoch's index + 1).
+    fold_epochs: Vec<u32>,
+    shown: Vec<Vec<String>>,
+    consumed: Vec<usize>,
+}
+
+impl CallSummaryPlan {
+    pub async fn run(self, store: &dyn Store) -> Result<Vec<CallSummary>> {
+        let Some(base) = &self.base else {
+            return Ok(Vec::new());
         };
-        let (epochs, folds) = (&self.cache.state.epochs, &self.cache.state.folds);
-        for call in from..to {
-            let messages = self.reconstruct_call(call).await?;
+        let mut out = Vec::with_capacity(self.to - self.from);
+        let mut previous: Option<Vec<Value>> = match self.from {
+            0 => None,
+            n => Some(base.for_call(n - 1).run(store).await?),
+        };
+        for (k, call) in (self.from..self.to).enumerate() {
+            let messages = base.for_call(call).run(store).await?;
             let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
             let same = previous.as_ref().map_or(0, |p| {
                 p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
             });
-            let at_call: Vec<usize> = epochs
+            let at_call: Vec<usize> = self
+                .epoch_calls
                 .iter()
                 .enumerate()
-                .filter(|(_, e)| e.call as usize == call)
+                .filter(|(_, c)| **c as usize == call)
                 .map(|(i, _)| i)
                 .collect();
-            let record = &self.calls[call];
             out.push(CallSummary {
                 call,
                 messages: messages.len(),
                 tokens: tokens.iter().sum(),
                 cached_tokens: tokens[..same].iter().sum(),
-                transcript_messages: record.messages_consumed,
+                transcript_messages: self.consumed[k],
                 epochs: at_call.len(),
-                folds: folds
+                folds: self
+                    .fold_epochs
                     .iter()
-                    // A fold's `epoch` counts the epochs up to its own.
-                    .filter(|f| {
-                        (f.epoch as usize)
+                    .filter(|e| {
+                        (**e as usize)
                             .checked_sub(1)
                             .is_some_and(|e| at_call.contains(&e))
                     })
                     .count(),
-                shown: self
-                    .shown(call)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|r| r.id)
-                    .collect(),
+                shown: self.shown[k].clone(),
             });
             previous = Some(messages);
         }

@@ -722,9 +722,6 @@ impl Session {
 
     /// Submits every queued write in one transaction.
     pub async fn flush(&mut self) -> Result<Option<TxReceipt>> {
-        if self.read_only {
-            return Ok(None);
-        }
         let Some(mut p) = self.take_pending() else {
             return Ok(None);
         };
