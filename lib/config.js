@@ -74,7 +74,10 @@ function load(cwd, options) {
   const kind = env.SCM_STORE || s.store?.kind || (env.SCM_XTDB_URL || s.store?.url ? "xtdb" : "embedded");
   let store;
   if (options.store) {
-    store = options.store.kind === 'embedded' ? { kind: 'embedded', path: resolve(cwd, options.store.path) } : options.store;
+    store =
+      options.store.kind === 'embedded'
+        ? { kind: 'embedded', path: resolve(cwd, options.store.path) }
+        : { ...options.store, timeoutMs: envInt('SCM_XTDB_TIMEOUT_MS') ?? s.store?.timeoutMs };
   } else if (kind === "xtdb") {
     const url = env.SCM_XTDB_URL || s.store?.url;
     if (!url) throw new Error("SCM_STORE=xtdb needs SCM_XTDB_URL (e.g. http://localhost:3000)");

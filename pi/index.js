@@ -3,7 +3,7 @@
 // translates pi events into ContextManager calls and back. Loaded by pi's jiti loader on
 // pi 0.73 (@mariozechner/*) and 1.x (which maps @mariozechner/* to its own packages).
 import { createRequire } from "node:module";
-import { existsSync, openSync, readSync, closeSync, readFileSync, statSync } from "node:fs";
+import { existsSync, openSync, readSync, closeSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as agent from "@mariozechner/pi-coding-agent";
