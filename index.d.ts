@@ -235,6 +235,8 @@ export interface CallSummary {
   cachedTokens: number;
   /** Harness messages consumed up to this call. */
   transcriptMessages: number;
+  /** What the harness alone would send: the system prompt and the whole transcript, outputs in full (same estimate). */
+  transcriptTokens: number;
   /** Collapses (cache layout epochs) run at this call, and the folds among them. */
   epochs: number;
   folds: number;

@@ -453,7 +453,8 @@ class ContextManager {
 
   /**
    * Model calls `from..to` (default all), each rebuilt from the store: `[{ call, messages, tokens, cachedTokens,
-   * transcriptMessages, epochs, folds, shown }]`. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
+   * transcriptMessages, transcriptTokens, epochs, folds, shown }]`; transcriptTokens: what the harness alone would send (the
+   * whole transcript, outputs in full), estimated the same way. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
    * those of the leading messages equal to the previous call's; epochs and folds: collapses run at that call.
    */
   async callSummaries(from = 0, to = 0xffffffff) {
@@ -464,6 +465,7 @@ class ContextManager {
       tokens: c.tokens,
       cachedTokens: c.cached_tokens,
       transcriptMessages: c.transcript_messages,
+      transcriptTokens: c.transcript_tokens,
       epochs: c.epochs,
       folds: c.folds,
       shown: c.shown,

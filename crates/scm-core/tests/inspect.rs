@@ -116,6 +116,15 @@ async fn read_only_open_writes_nothing_and_summarises_every_call() {
             sums.iter().map(|c| c.epochs).sum::<usize>() >= 1,
             "small thresholds collapse: {sums:?}"
         );
+        // pi alone: the whole transcript, growing; collapses keep the
+        // manager's context below it by the end.
+        assert!(sums
+            .windows(2)
+            .all(|w| w[0].transcript_tokens < w[1].transcript_tokens));
+        let last = sums.last().unwrap();
+        assert!(last.transcript_tokens > last.tokens, "{last:?}");
+        // The outputs in full: 5 outputs of ~1140 chars at least.
+        assert!(last.transcript_tokens >= 5 * 1100 / 4, "{last:?}");
         let tail = s.call_summaries(4, 6).await.unwrap();
         assert_eq!(
             tail,

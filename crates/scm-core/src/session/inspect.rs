@@ -53,6 +53,10 @@ pub struct CallSummary {
     pub epochs: usize,
     /// Folds that came with those epochs.
     pub folds: usize,
+    /// Estimated tokens of what the harness alone would have sent: the
+    /// system prompt and the whole transcript up to this call, every tool
+    /// output and argument in full (same estimate as `tokens`).
+    pub transcript_tokens: u64,
     /// Objects shown (the system prompt and the pool objects with a recorded version).
     pub shown: Vec<String>,
 }
@@ -255,7 +259,66 @@ impl Session {
                 .iter()
                 .map(|r| r.messages_consumed)
                 .collect(),
+            transcript: self.transcript_prefix_tokens(),
         })
+    }
+
+    /// Estimated tokens of the harness transcript: element `k` covers the
+    /// first `k` consumed messages plus the system prompt. Messages as the
+    /// harness holds them, rebuilt from the chat turns and the toolcall
+    /// objects (arguments and outputs in full).
+    fn transcript_prefix_tokens(&self) -> Vec<u64> {
+        let tokens = |v: &Value| units(utf16_len(&v.to_string()));
+        let object = |id: &Option<String>| id.as_ref().and_then(|id| self.objects.get(id));
+        let mut sums = vec![self
+            .system_prompt
+            .as_ref()
+            .and_then(|c| c.str("content"))
+            .map_or(0, |p| units(utf16_len(p)))];
+        let mut push = |n: u64| {
+            let last = *sums.last().unwrap_or(&0);
+            sums.push(last + n);
+        };
+        for turn in &self.chat.turns {
+            if let Some(u) = &turn.user {
+                push(tokens(
+                    &serde_json::json!({"role": "user", "content": u.content}),
+                ));
+            }
+            for m in &turn.messages {
+                let n = match m.role.as_str() {
+                    _ if m.raw.is_some() => m.raw.as_ref().map_or(0, tokens),
+                    "assistant" => {
+                        let mut n = tokens(&serde_json::json!({
+                            "role": "assistant",
+                            "content": m.content.clone().unwrap_or_default(),
+                        }));
+                        for c in m.tool_calls.iter().flatten() {
+                            let args = object(&c.toolcall_id)
+                                .and_then(|o| o.doc.get("args").cloned())
+                                .or_else(|| c.arguments.clone())
+                                .unwrap_or(Value::Null);
+                            n += tokens(&args);
+                        }
+                        n
+                    }
+                    "toolResult" => {
+                        let text = object(&m.toolcall_id)
+                            .and_then(|o| o.str("content"))
+                            .unwrap_or_default();
+                        tokens(&serde_json::json!({
+                            "role": "toolResult",
+                            "toolCallId": m.call_id,
+                            "toolName": m.tool,
+                            "content": [{"type": "text", "text": text}],
+                        }))
+                    }
+                    _ => 0,
+                };
+                push(n);
+            }
+        }
+        sums
     }
 }
 
@@ -272,6 +335,8 @@ pub struct CallSummaryPlan {
     fold_epochs: Vec<u32>,
     shown: Vec<Vec<String>>,
     consumed: Vec<usize>,
+    /// See `transcript_prefix_tokens`.
+    transcript: Vec<u64>,
 }
 
 impl CallSummaryPlan {
@@ -303,6 +368,8 @@ impl CallSummaryPlan {
                 tokens: tokens.iter().sum(),
                 cached_tokens: tokens[..same].iter().sum(),
                 transcript_messages: self.consumed[k],
+                transcript_tokens: self.transcript
+                    [self.consumed[k].min(self.transcript.len().saturating_sub(1))],
                 epochs: at_call.len(),
                 folds: self
                     .fold_epochs
