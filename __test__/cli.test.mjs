@@ -104,6 +104,8 @@ describeStores('command-line tool', (sk) => {
     expect(list[0].cachedTokens).toBe(0);
     expect(list[1].cachedTokens).toBeGreaterThan(0);
     expect(list.reduce((n, c) => n + c.epochs, 0)).toBeGreaterThan(0);
+    // pi alone sends the whole transcript; by the last call the collapses keep the context below it.
+    expect(list.at(-1).transcriptTokens).toBeGreaterThan(list.at(-1).tokens);
     const text = await run('calls', sessionId);
     const rows = text.stdout.trim().split('\n');
     expect(rows[0]).toMatch(/^CALL\s+MESSAGES\s+TOKENS\s+CACHED\s+NEW\s+PI MESSAGES\s+COLLAPSES$/);
