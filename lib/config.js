@@ -118,7 +118,19 @@ function load(cwd, options) {
       throw new Error(`SCM_MOUNTS must be a JSON array of { agentPrefix, canonicalPrefix, filesystemId, hostPrefix? }: ${e.message}`);
     }
   }
+  // Sandboxes (SSOT §5.1–§5.2): the filesystem unmapped paths belong to, and whether it is this machine's. With
+  // defaultIsLocal false, a path no mount maps is neither read nor watched on the host.
+  const defaultFilesystemId = env.SCM_DEFAULT_FILESYSTEM_ID || s.defaultFilesystemId;
+  if (defaultFilesystemId !== undefined && (typeof defaultFilesystemId !== 'string' || defaultFilesystemId === '')) {
+    throw new Error(`selfContextManager.defaultFilesystemId must be a non-empty string, got ${JSON.stringify(defaultFilesystemId)}`);
+  }
+  const defaultIsLocal = envBool('SCM_DEFAULT_IS_LOCAL') ?? s.defaultIsLocal;
+  if (defaultIsLocal !== undefined && typeof defaultIsLocal !== 'boolean') {
+    throw new Error(`selfContextManager.defaultIsLocal must be true or false, got ${JSON.stringify(defaultIsLocal)}`);
+  }
   return {
+    defaultFilesystemId,
+    defaultIsLocal,
     disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
     store,
     layout,

@@ -223,6 +223,8 @@ export default function selfContextManager(pi) {
 			cachePolicy: cfg.cachePolicy,
 			policy: cfg.policy,
 			mounts: cfg.mounts,
+			defaultFilesystemId: cfg.defaultFilesystemId,
+			defaultIsLocal: cfg.defaultIsLocal,
 			watch: cfg.watch,
 			maxContentBytes: cfg.maxContentBytes,
 			// pi supplies its own system prompt on both lines.

@@ -144,6 +144,8 @@ function context(positional, opts, io) {
               workspaceRoot: cwd,
               readOnly: true,
               mounts: cfg.mounts,
+              defaultFilesystemId: cfg.defaultFilesystemId,
+              defaultIsLocal: cfg.defaultIsLocal,
               cachePolicy: cfg.cachePolicy,
               policy: cfg.policy,
             });
