@@ -533,7 +533,12 @@ export default function selfContextManager(pi) {
 				return;
 			}
 			const cache = cfg.layout === "cache" && typeof cm.cacheStats === "function" ? cm.cacheStats() : null;
-			ctx.ui.notify(formatContext(cm.snapshot(), S.last, ctx.cwd, cache), "info");
+			// The ids the model sees (t12, f3), where it has them.
+			const aliases = typeof cm.objects === "function" ? new Map(cm.objects().filter((o) => o.alias).map((o) => [o.id, o.alias])) : null;
+			const report = formatContext(cm.snapshot(), S.last, ctx.cwd, cache, aliases);
+			// Print mode (-p) has no UI: notify would be a no-op there.
+			if (ctx.hasUI) ctx.ui.notify(report, "info");
+			else process.stderr.write(`${report}\n`);
 		},
 	});
 }
@@ -564,7 +569,7 @@ export function cacheOpMessage(op, target, message) {
 }
 
 /** The /context report (user-facing only; the model never sees it). */
-export function formatContext(snap, last, cwd, cache = null) {
+export function formatContext(snap, last, cwd, cache = null, aliases = null) {
 	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
 	const show = (p) => {
 		if (!cwd || !p || !isAbsolute(p)) return p;
@@ -573,7 +578,7 @@ export function formatContext(snap, last, cwd, cache = null) {
 	};
 	const name = (e) => (e?.type === "file" ? show(e.path) : e?.tool ? `${e.tool}${e.args ? ` ${e.args}` : ""}` : e?.type ?? "?");
 	const size = (e) => (e?.char_count != null ? `${e.char_count} chars` : "");
-	const short = (id) => (id.length > 16 ? id.slice(0, 12) : id);
+	const short = (id) => aliases?.get(id) ?? (id.length > 16 ? id.slice(0, 12) : id);
 	const pinned = new Set(snap.pinnedSet);
 	const lines = [];
 	let activeChars = 0;
