@@ -332,6 +332,11 @@ pub struct Session {
     file_lines: Vec<Option<(u64, String)>>,
     /// Opened by [`Session::open_read_only`]: never writes to the store.
     read_only: bool,
+    /// Cache layout: per file, the version the model last saw (see
+    /// `notify_changes` in [`cache`]).
+    seen: HashMap<String, cache::Seen>,
+    /// Files in `seen` that got a new version since.
+    seen_changed: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -376,6 +381,8 @@ impl Session {
             write_error: None,
             output: Default::default(),
             file_lines: Vec::new(),
+            seen: HashMap::new(),
+            seen_changed: Default::default(),
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
             read_only: false,
@@ -566,6 +573,9 @@ impl Session {
         }
         self.objects.insert(id.clone(), Cached { doc, tx });
         self.forget_file_line(&id);
+        if self.seen.contains_key(&id) {
+            self.seen_changed.insert(id.clone());
+        }
         if write {
             self.pending.docs.insert(id.clone());
         }
