@@ -70,54 +70,54 @@ fn view_units(c: &CallState, p: &CachePolicy) -> u64 {
     n
 }
 
-/// One file's view, newest call first, or `None` when part of it has
-/// collapsed already (nothing un-collapses: the view cannot be whole).
-fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
-    let mut view = Vec::new();
+/// One file's views, newest call first: `whole` = its newest whole showing
+/// (write, whole-file read, activation) and the edits after it — `None` when
+/// one of those collapsed already (nothing un-collapses); `part` = the live
+/// edits and ranged reads after that showing, the fallback when the whole
+/// one does not fit. Ranged reads after a whole showing are not in `whole`:
+/// their lines are in the showing or in the edits' bodies.
+fn views_of(file: u32, calls: &[CallState], fc: &FileCalls) -> (Option<Vec<u32>>, Vec<u32>) {
+    let mut edits: Vec<u32> = Vec::new();
+    let mut part: Vec<u32> = Vec::new();
+    let mut edits_whole = true;
     for &k in fc.of(file).iter().rev() {
         let c = &calls[k as usize];
         if c.is_error || (!c.has_result && c.tool != "edit" && c.tool != "write") {
             continue;
         }
-        match c.tool.as_str() {
+        let whole = match c.tool.as_str() {
             "edit" => {
                 if c.args_collapsed.is_some() {
-                    return None;
+                    edits_whole = false;
+                } else {
+                    edits.push(k);
+                    part.push(k);
                 }
-                view.push(k);
+                continue;
             }
-            "write" => {
-                if c.args_collapsed.is_some() {
-                    return None;
+            "write" => c.args_collapsed.is_none(),
+            "read" if c.ranged => {
+                if c.collapsed.is_none() {
+                    part.push(k);
                 }
-                view.push(k);
-                return Some(view);
+                continue;
             }
-            "read" => {
-                if c.collapsed.is_some() {
-                    return None;
-                }
-                view.push(k);
-                if !c.ranged {
-                    return Some(view);
-                }
-            }
-            _ if !c.shows.is_empty() => {
-                if c.collapsed.is_some() {
-                    return None;
-                }
-                view.push(k);
-                return Some(view);
-            }
-            _ => {}
-        }
+            "read" => c.collapsed.is_none(),
+            _ if !c.shows.is_empty() => c.collapsed.is_none(),
+            _ => continue,
+        };
+        let full = (whole && edits_whole).then(|| {
+            let mut v = edits.clone();
+            v.push(k);
+            v
+        });
+        return (full, part);
     }
-    // Reached the file's first call: only ranged reads and edits (a file the
-    // agent never saw whole). Keep what there is.
-    (!view.is_empty()).then_some(view)
+    // No whole showing (a file the agent only saw in ranges): what there is.
+    let full = (edits_whole && !part.is_empty()).then(|| part.clone());
+    (full, part)
 }
 
-/// The calls an epoch keeps for the working files (ascending).
 /// Files whose views the last epoch kept (`prev`) come first: a view kept
 /// once stays in the cached prefix, and dropping it for a newer file would
 /// collapse what the model may still quote.
@@ -160,15 +160,15 @@ pub fn working_calls(
     first.extend(rest);
     let mut kept = Vec::new();
     let mut budget = 0u64;
+    let size = |v: &[u32]| -> u64 { v.iter().map(|&k| view_units(&calls[k as usize], p)).sum() };
     for f in first {
-        let Some(view) = view_of(f, calls, fc) else {
-            continue;
+        let (whole, part) = views_of(f, calls, fc);
+        let view = match whole {
+            Some(w) if budget + size(&w) <= u64::from(p.working_units) => w,
+            _ if !part.is_empty() && budget + size(&part) <= u64::from(p.working_units) => part,
+            _ => continue,
         };
-        let size: u64 = view.iter().map(|&k| view_units(&calls[k as usize], p)).sum();
-        if budget + size > u64::from(p.working_units) {
-            continue;
-        }
-        budget += size;
+        budget += size(&view);
         kept.extend(view.into_iter().map(|k| k as usize));
     }
     kept.sort_unstable();
@@ -220,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn ranged_reads_stack_until_a_whole_read_and_a_write_ends_the_view() {
+    fn a_whole_showing_and_the_edits_after_it_or_else_the_ranged_reads() {
         let p = CachePolicy::default();
         let mut calls = vec![
             call("write", 0, 20, 900),
@@ -231,11 +231,17 @@ mod tests {
         calls[1].ranged = true;
         calls[2].ranged = true;
         let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
-        assert_eq!(kept, vec![0, 1, 2, 3]);
+        assert_eq!(kept, vec![0, 3], "the write and the edit: the ranged reads add nothing");
+        let small = CachePolicy {
+            working_units: 290,
+            ..Default::default()
+        };
+        let kept = working_calls(&calls, &index(&calls), &small, &|_| Vec::new(), &[]);
+        assert_eq!(kept, vec![1, 2, 3], "the write does not fit: the ranged reads and the edit");
     }
 
     #[test]
-    fn a_view_with_a_collapsed_part_or_over_budget_is_not_kept() {
+    fn a_collapsed_showing_leaves_the_part_view_and_over_budget_is_not_kept() {
         let p = CachePolicy {
             working_units: 500,
             ..Default::default()
@@ -247,6 +253,6 @@ mod tests {
         ];
         calls[0].collapsed = Some(1);
         let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
-        assert!(kept.is_empty(), "f1's read collapsed; f2's 1000 units exceed 500");
+        assert_eq!(kept, vec![1], "f1's read collapsed: its edit alone; f2's 1000 units exceed 500");
     }
 }
