@@ -191,6 +191,57 @@ export declare class Store {
   latestTxId(): Promise<number | null>;
   /** Transactions this handle submitted (committed or not). */
   submittedTxCount(): number;
+  /** Ids whose latest version has `"type": type` ('session', 'file', 'toolcall', …), sorted. */
+  idsOfType(type: string): Promise<string[]>;
+  /** Objects, versions and size of the whole store (bytes null where the backend does not say; slow on XTDB). */
+  counts(): Promise<{ objects: number; versions: number; bytes: number | null }>;
+  /** Every session in the store, oldest first. */
+  listSessions(): Promise<SessionSummary[]>;
+}
+
+/** One session of a store (`Store.listSessions`); times are RFC 3339 transaction times. */
+export interface SessionSummary {
+  sessionId: string;
+  started: string;
+  lastActivity: string;
+  /** Model calls recorded. */
+  calls: number;
+  /** Objects the session knows. */
+  objects: number;
+}
+
+/** One object of a session (`ContextManager.objects`). */
+export interface ObjectLine {
+  /** The id the model sees: `t12` (tool call), `f3` (file); null before the model was shown it. */
+  alias: string | null;
+  id: string;
+  type: string;
+  path: string | null;
+  charCount: number | null;
+  tool: string | null;
+  status: string | null;
+  /** Files: 'present', 'stub' (discovered, unread), 'deleted'. */
+  state: string | null;
+  active: boolean;
+  pinned: boolean;
+}
+
+/** One model call (`ContextManager.callSummaries`). Tokens: Σ ⌈UTF-16 length of each message's JSON / 4⌉. */
+export interface CallSummary {
+  call: number;
+  messages: number;
+  tokens: number;
+  /** Tokens of the leading messages equal to the previous call's (what a prompt cache can reuse). */
+  cachedTokens: number;
+  /** Harness messages consumed up to this call. */
+  transcriptMessages: number;
+  /** What the harness alone would send: the system prompt and the whole transcript, outputs in full (same estimate). */
+  transcriptTokens: number;
+  /** Collapses (cache layout epochs) run at this call, and the folds among them. */
+  epochs: number;
+  folds: number;
+  /** Object ids shown (system prompt and pool objects with a recorded version). */
+  shown: string[];
 }
 
 /** Open a store. XTDB reachability is checked: STORE_UNAVAILABLE / STORE_TIMEOUT within `timeoutMs`. */
@@ -286,6 +337,11 @@ export interface ContextManagerOptions {
    * for it; a failed write is queued and reported by `lastError` like an outage).
    */
   durableTransform?: boolean;
+  /**
+   * Open an existing session only to look at it (the command-line tool): no reconciliation with the files, no
+   * watcher, no write ever; the layout is the one it was recorded with. UNKNOWN_OBJECT if there is no such session.
+   */
+  readOnly?: boolean;
   /**
    * Open a session that does not exist yet as a fork of `sessionId`: it starts from the parent's state at the
    * parent's last model call whose transcript is a prefix of `messages` (sets, chat, cursor, aliases; the parent's
@@ -596,6 +652,14 @@ export declare class ContextManager {
   readonly commitTip: string | null;
   /** Commit operations on this session's store. */
   readonly commits: Commits;
+  /** 'cache' or 'spec'. */
+  readonly layout: 'cache' | 'spec';
+  /** Every object of the session, in the order it became known, with the id the model sees. */
+  objects(): ObjectLine[];
+  /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix; UNKNOWN_OBJECT otherwise. */
+  resolveId(target: string): string;
+  /** Model calls `from..to` (default all), each rebuilt from the store. */
+  callSummaries(from?: number, to?: number): Promise<CallSummary[]>;
   /** Write everything queued in one transaction; null when nothing was queued. */
   flush(): Promise<TxReceipt | null>;
   /** Flush, stop watching, release the session. Idempotent; afterwards every call fails with SESSION_CLOSED. */

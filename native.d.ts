@@ -162,6 +162,20 @@ export declare class NativeSession {
   getObjectAsOf(id: string, txId: number): Promise<string | null>
   /** Rebuild exactly what model call `n` (0-based) was shown, from the store. */
   reconstructCall(n: number): Promise<string>
+  /** "spec" or "cache" (a read-only session: the layout it was recorded with). */
+  get layout(): string
+  /**
+   * Every object of the session with the id the model sees, as JSON
+   * `[{alias?, id, type, path?, char_count?, tool?, …, active, pinned}]`.
+   */
+  objectLinesJson(): string
+  /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix. */
+  resolveId(target: string): string
+  /**
+   * Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
+   * cached_tokens, transcript_messages, epochs, folds, shown}]`.
+   */
+  callSummaries(from: number, to: number): Promise<string>
   /**
    * Flush, stop the watcher, release the session. Idempotent; later calls
    * fail with SESSION_CLOSED.
@@ -198,6 +212,15 @@ export declare class NativeStore {
   storedHistory(id: string): Promise<string>
   /** Newest visible transaction id (null for an empty store). */
   latestTxId(): Promise<number | null>
+  /** Ids whose latest version has `"type": ty`, sorted. */
+  idsOfType(ty: string): Promise<Array<string>>
+  /** Objects, versions and size (bytes, null where the backend does not say). */
+  counts(): Promise<JsStoreCounts>
+  /**
+   * Every session in the store, oldest first, as JSON
+   * `[{session_id, started, last_activity, calls, objects}]`.
+   */
+  listSessions(): Promise<string>
   /** Transactions this handle has submitted. */
   submittedTxCount(): number
 }
@@ -303,6 +326,12 @@ export interface JsSessionStats {
   cursor: number
   modelCallCount: number
   hasPending: boolean
+}
+
+export interface JsStoreCounts {
+  objects: number
+  versions: number
+  bytes?: number
 }
 
 export interface JsStoreError {
@@ -440,6 +469,11 @@ export interface NapiSessionOptions {
    * false: the write goes behind, see `flush`).
    */
   durableTransform?: boolean
+  /**
+   * Open an existing session for reading only (the command-line tool):
+   * no reconciliation, no watcher, no write; the layout is the stored one.
+   */
+  readOnly?: boolean
 }
 
 /**

@@ -351,7 +351,8 @@ for (const line of PI_LINES) {
 			// pin of a live read points at it.
 			assert.equal(resultOf(r.captures[2], "t2").text, "[f1 is shown above]");
 			const report = r.records.find((x) => x.type === "extension_ui_request" && x.method === "notify" && x.message.startsWith("Active (")).message;
-			assert.match(report, new RegExp(`^Active \\(1\\):\\n  📌 \\S+ file a\\.md ${text.length} chars\\n`));
+			// The ids the model sees: f1, not a hash prefix.
+			assert.match(report, new RegExp(`^Active \\(1\\):\\n  📌 f1 file a\\.md ${text.length} chars\\n`));
 			assert.match(report, /\nPool: \d+ objects — 1 files \(0 unread, 0 deleted\)/);
 			assert.match(report, /\nPinned \(1\): a\.md\n/);
 			assert.match(report, /last model call ~\d+ tokens \(pi alone: ~\d+\)/);

@@ -6,7 +6,7 @@ import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { LINES } from "./harness.mjs";
 import {
 	PI_LINES, REPO, tempBase, missingTools, runInstalledPi, convo, count, allText, messageText, header, toolResults, assertToolResultsPaired,
@@ -24,20 +24,45 @@ before(() => {
 	assert.ok(existsSync(tarball), `npm pack produced no tarball: ${out}`);
 });
 
+/** PATH without any directory that holds cargo or rustc: what a user without Rust has. */
+function pathWithoutRust() {
+	return (process.env.PATH ?? "").split(delimiter).filter((d) => d && !["cargo", "rustc"].some((b) => existsSync(join(d, b)))).join(delimiter);
+}
+
+/**
+ * The release layout, built from this checkout: the main package without any .node (as `napi prepublish` publishes
+ * it) and the linux-x64-gnu package from npm/linux-x64-gnu with the addon built here, both packed by npm.
+ */
+function releaseTarballs(dir) {
+	const stage = join(dir, "stage");
+	mkdirSync(stage, { recursive: true });
+	execFileSync("tar", ["-xzf", tarball, "-C", stage]);
+	for (const f of readdirSync(join(stage, "package"))) if (f.endsWith(".node")) rmSync(join(stage, "package", f));
+	const main = join(dir, "self-context-manager-main.tgz");
+	execFileSync("tar", ["-czf", main, "-C", stage, "package"]);
+	const plat = join(dir, "linux-x64-gnu");
+	mkdirSync(plat);
+	for (const f of ["package.json", "README.md"]) writeFileSync(join(plat, f), readFileSync(join(REPO, "npm", "linux-x64-gnu", f)));
+	const node = "self-context-manager.linux-x64-gnu.node";
+	writeFileSync(join(plat, node), readFileSync(join(REPO, node)));
+	const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: plat, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+	return { main, plat: join(dir, out.trim().split("\n").at(-1)) };
+}
+
 /** `pi install` into a fresh agent dir; npm's global prefix (0.73 installs user packages with -g) stays in the test dir. */
-function piInstall(line, dir) {
+function piInstall(line, dir, { from = tarball, path = process.env.PATH } = {}) {
 	const l = LINES[line];
 	const agentDir = join(dir, "agent");
 	mkdirSync(agentDir, { recursive: true });
-	const env = { ...process.env, PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: join(dir, "npm-global") };
-	const log = execFileSync(l.node, [l.cli, "install", `npm:self-context-manager@file:${tarball}`], { cwd: dir, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120000 });
+	const env = { ...process.env, PATH: path, PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: join(dir, "npm-global") };
+	const log = execFileSync(l.node, [l.cli, "install", `npm:self-context-manager@file:${from}`], { cwd: dir, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120000 });
 	const settingsFile = join(agentDir, "settings.json");
 	const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
 	if (line === "0.73") {
 		// 0.73 treats "@file:<tgz>" as a pinned version that never equals the installed "0.1.0", so at
 		// start-up it would reinstall (skipped offline: the package is not loaded). A registry install
 		// records name@version; use that entry for the same installed files.
-		const version = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })).version;
+		const version = JSON.parse(execFileSync("tar", ["-xzOf", from, "package/package.json"], { encoding: "utf8" })).version;
 		writeFileSync(settingsFile, JSON.stringify({ ...settings, packages: [`npm:self-context-manager@${version}`] }, null, 2));
 	}
 	const installed = [join(agentDir, "npm", "node_modules", "self-context-manager"), join(dir, "npm-global", "lib", "node_modules", "self-context-manager")].find(existsSync);
@@ -69,6 +94,28 @@ for (const line of PI_LINES) {
 			assert.deepEqual(toolResults(last), [{ toolCallId: "t1", toolName: "read", text: "ALPHA-TEXT\n", isError: false, ref: null }]);
 			assert.equal(count(allText(last), "ALPHA-TEXT"), 1);
 			assert.ok(existsSync(join(cwd, ".scm", "store.sqlite")), "the embedded store was not created at its default location");
+		});
+
+		it("without Rust: the main package and the prebuilt linux-x64-gnu package, packed, installed on a PATH without cargo/rustc", opt, async () => {
+			const dir = mkdtempSync(join(BASE, `norust-${line}-`));
+			const path = pathWithoutRust();
+			const { main, plat } = releaseTarballs(dir);
+			const inst = piInstall(line, dir, { from: main, path });
+			assert.ok(!readdirSync(inst.installed).some((f) => f.endsWith(".node")), "the main package must not carry the addon");
+			// npm installs the platform package as the main package's optional dependency; from the registry once
+			// published, here from its tarball into the same node_modules pi's install used.
+			const prefix = line === "0.73" ? ["-g", "--prefix", join(dir, "npm-global")] : ["--prefix", join(inst.agentDir, "npm")];
+			execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", ...prefix, plat], { cwd: dir, env: { ...process.env, PATH: path }, stdio: ["ignore", "pipe", "pipe"], timeout: 120000 });
+			const cwd = join(dir, "cwd");
+			mkdirSync(cwd);
+			writeFileSync(join(cwd, "a.md"), "ALPHA-TEXT\n");
+			const r = await runInstalledPi({ line, cwd, agentDir: inst.agentDir, runDir: dir, env: { ...inst.env, PATH: path }, script: [{ toolCalls: [{ name: "read", args: { path: "a.md" } }] }, "ok"], prompt: "go" });
+			assert.equal(r.exitCode, 0, r.stderr);
+			assert.doesNotMatch(r.stderr, /native addon failed to load/);
+			assert.equal(r.captures.length, 2, r.stderr);
+			assert.ok(r.captures[0].tools.includes("activate"), `tools: ${r.captures[0].tools}`);
+			assert.deepEqual(toolResults(r.captures[1]), [{ toolCallId: "t1", toolName: "read", text: "ALPHA-TEXT\n", isError: false, ref: null }]);
+			assert.ok(existsSync(join(cwd, ".scm", "store.sqlite")));
 		});
 
 		it("a missing native addon: pi keeps working with its own context and says why", opt, async () => {

@@ -85,6 +85,7 @@ function sessionOptions(options) {
       // false: transformContext returns once the context is assembled; its store write follows behind the
       // session's write gate (flush/close/reads of the store wait for it).
       durableTransform: options.durableTransform ?? false,
+      readOnly: options.readOnly ?? undefined,
     },
   };
 }
@@ -494,6 +495,56 @@ class ContextManager {
   /** Commit operations (show, history, resolve, updateMetadata, materialize) on this session's store. */
   get commits() {
     return new Commits(this[STORE]);
+  }
+
+  /** 'cache' or 'spec' (a session opened `readOnly`: the layout it was recorded with). */
+  get layout() {
+    return wrap(() => this[NATIVE].layout);
+  }
+
+  /**
+   * Every object of the session, in the order it became known, with the id the model sees:
+   * `[{ alias, id, type, path, charCount, tool, status, state, active, pinned }]` (alias `t12`/`f3` or null).
+   */
+  objects() {
+    return JSON.parse(wrap(() => this[NATIVE].objectLinesJson())).map((o) => ({
+      alias: o.alias ?? null,
+      id: o.id,
+      type: o.type,
+      path: o.path ?? null,
+      charCount: o.char_count ?? null,
+      tool: o.tool ?? null,
+      status: o.status ?? null,
+      state: o.state ?? null,
+      active: o.active,
+      pinned: o.pinned,
+    }));
+  }
+
+  /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix; UNKNOWN_OBJECT otherwise. */
+  resolveId(target) {
+    return wrap(() => this[NATIVE].resolveId(String(target)));
+  }
+
+  /**
+   * Model calls `from..to` (default all), each rebuilt from the store: `[{ call, messages, tokens, cachedTokens,
+   * transcriptMessages, transcriptTokens, epochs, folds, shown }]`; transcriptTokens: what the harness alone would send (the
+   * whole transcript, outputs in full), estimated the same way. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
+   * those of the leading messages equal to the previous call's; epochs and folds: collapses run at that call.
+   */
+  async callSummaries(from = 0, to = 0xffffffff) {
+    const list = JSON.parse(await wrapAsync(() => this[NATIVE].callSummaries(from, to)));
+    return list.map((c) => ({
+      call: c.call,
+      messages: c.messages,
+      tokens: c.tokens,
+      cachedTokens: c.cached_tokens,
+      transcriptMessages: c.transcript_messages,
+      transcriptTokens: c.transcript_tokens,
+      epochs: c.epochs,
+      folds: c.folds,
+      shown: c.shown,
+    }));
   }
 
   /** Write everything queued (one transaction). Resolves to the receipt, or null if nothing was queued. */

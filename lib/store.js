@@ -56,6 +56,28 @@ class Store {
     return wrapAsync(() => this[NATIVE].latestTxId()).then((v) => v ?? null);
   }
 
+  /** Ids whose latest version has `"type": type` ('session', 'file', 'toolcall', …), sorted. */
+  idsOfType(type) {
+    return wrapAsync(() => this[NATIVE].idsOfType(type));
+  }
+
+  /** `{ objects, versions, bytes }` of the whole store (bytes null where the backend does not say; slow on XTDB). */
+  async counts() {
+    const c = await wrapAsync(() => this[NATIVE].counts());
+    return { objects: c.objects, versions: c.versions, bytes: c.bytes ?? null };
+  }
+
+  /** Every session in the store, oldest first: `[{ sessionId, started, lastActivity, calls, objects }]`. */
+  async listSessions() {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].listSessions())).map((s) => ({
+      sessionId: s.session_id,
+      started: s.started,
+      lastActivity: s.last_activity,
+      calls: s.calls,
+      objects: s.objects,
+    }));
+  }
+
   /** Transactions this handle has submitted (committed or not). */
   submittedTxCount() {
     return wrap(() => this[NATIVE].submittedTxCount());

@@ -3,7 +3,7 @@
 // translates pi events into ContextManager calls and back. Loaded by pi's jiti loader on
 // pi 0.73 (@mariozechner/*) and 1.x (which maps @mariozechner/* to its own packages).
 import { createRequire } from "node:module";
-import { existsSync, openSync, readSync, closeSync, readFileSync, statSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, openSync, readSync, closeSync, statSync, mkdirSync, writeFileSync } from "node:fs";
 import crypto from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -11,6 +11,7 @@ import * as agent from "@mariozechner/pi-coding-agent";
 import { Type } from "@mariozechner/pi-ai";
 
 const require = createRequire(import.meta.url);
+const config = require("../lib/config.js");
 let addon = null;
 let addonError = null;
 try {
@@ -38,118 +39,15 @@ const SYSTEM_SECTION = {
 };
 
 // ---------------------------------------------------------------------------
-// Configuration: environment first, then "selfContextManager" in pi's settings.json
-// (project .pi/settings.json over the global one).
-
-function readSettings(cwd) {
-	const files = [];
-	try {
-		const agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : process.env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
-		files.push(join(agentDir, "settings.json"));
-	} catch {}
-	files.push(join(cwd, ".pi", "settings.json"));
-	let out = {};
-	for (const f of files) {
-		try {
-			const s = JSON.parse(readFileSync(f, "utf8"))?.selfContextManager;
-			if (s && typeof s === "object") out = { ...out, ...s, policy: { ...out.policy, ...s.policy }, cachePolicy: { ...out.cachePolicy, ...s.cachePolicy } };
-		} catch {}
-	}
-	return out;
-}
-
-/** The cache layout's policy keys (ContextManager.open cachePolicy) and their kinds. */
-const CACHE_POLICY_KEYS = {
-	high: "int",
-	low: "int",
-	fold: "int",
-	minCollapseChars: "int",
-	bashCollapseChars: "int",
-	summaryChars: "int",
-	deactivateEpoch: "int",
-	workingCalls: "int",
-	workingEditedCalls: "int",
-	workingUnits: "int",
-	rewriteCallIds: "bool",
-	dropThinking: "bool",
-	dedupeReads: "bool",
-	honourHostCompaction: "bool",
-};
-
-const envInt = (name) => {
-	const v = process.env[name];
-	if (v == null || v === "") return undefined;
-	const n = Number(v);
-	if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
-	return n;
-};
-const envBool = (name) => {
-	const v = process.env[name];
-	if (v == null || v === "") return undefined;
-	return !/^(0|false|no|off)$/i.test(v);
-};
+// Configuration: environment first, then "selfContextManager" in pi's settings.json (lib/config.js, shared
+// with the command-line tool).
 
 export function loadConfig(cwd) {
-	const s = readSettings(cwd);
-	const env = process.env;
-	const kind = env.SCM_STORE || s.store?.kind || (env.SCM_XTDB_URL || s.store?.url ? "xtdb" : "embedded");
-	let store;
-	if (kind === "xtdb") {
-		const url = env.SCM_XTDB_URL || s.store?.url;
-		if (!url) throw new Error("SCM_STORE=xtdb needs SCM_XTDB_URL (e.g. http://localhost:3000)");
-		store = { kind: "xtdb", url, timeoutMs: envInt("SCM_XTDB_TIMEOUT_MS") ?? s.store?.timeoutMs };
-	} else if (kind === "embedded") {
-		const p = env.SCM_STORE_PATH || s.store?.path;
-		store = { kind: "embedded", ...(p ? { path: resolve(cwd, p) } : {}) };
-	} else throw new Error(`SCM_STORE must be "embedded" or "xtdb", got ${JSON.stringify(kind)}`);
-	// "cache" (default): tool output inline, collapsed in batches (epochs) to refs, cache-friendly.
-	// "spec": METADATA_POOL + toolcall_ref + ACTIVE_CONTENT blocks at the end.
-	const layout = env.SCM_LAYOUT || s.layout || "cache";
-	if (layout !== "cache" && layout !== "spec") throw new Error(`SCM_LAYOUT must be "cache" or "spec", got ${JSON.stringify(layout)}`);
-	// Cache layout thresholds in chars/4 units (unset keys keep the engine's defaults: high 10000, low 2000, fold 15000).
-	const cachePolicy = {
-		...s.cachePolicy,
-		high: envInt("SCM_CACHE_HIGH") ?? s.cachePolicy?.high,
-		low: envInt("SCM_CACHE_LOW") ?? s.cachePolicy?.low,
-		fold: envInt("SCM_CACHE_FOLD") ?? s.cachePolicy?.fold,
-	};
-	for (const [k, v] of Object.entries(cachePolicy)) {
-		if (v === undefined) continue;
-		const kind = CACHE_POLICY_KEYS[k];
-		if (!kind) throw new Error(`selfContextManager.cachePolicy: unknown key ${JSON.stringify(k)} (known: ${Object.keys(CACHE_POLICY_KEYS).join(", ")})`);
-		if (kind === "int" ? !(Number.isInteger(v) && v >= 0) : typeof v !== "boolean")
-			throw new Error(`selfContextManager.cachePolicy.${k} must be ${kind === "int" ? "a non-negative integer" : "true or false"}, got ${JSON.stringify(v)}`);
-	}
-	// Spec layout collapse window.
-	const policy = {
-		perTurn: envInt("SCM_POLICY_PER_TURN") ?? s.policy?.perTurn,
-		turnsBack: envInt("SCM_POLICY_TURNS_BACK") ?? s.policy?.turnsBack,
-		collapseFiles: envBool("SCM_POLICY_COLLAPSE_FILES") ?? s.policy?.collapseFiles,
-	};
-	let mounts = s.mounts;
-	if (env.SCM_MOUNTS) {
-		try {
-			mounts = JSON.parse(env.SCM_MOUNTS);
-		} catch (e) {
-			throw new Error(`SCM_MOUNTS must be a JSON array of { agentPrefix, canonicalPrefix, filesystemId, hostPrefix? }: ${e.message}`);
-		}
-	}
-	return {
-		disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
-		store,
-		layout,
-		cachePolicy,
-		policy,
-		mounts,
-		watch: envBool("SCM_WATCH") ?? s.watch ?? true,
-		maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
-		// "cancel" (default): pi's compaction is cancelled while the manager owns the context.
-		compaction: env.SCM_COMPACTION || s.compaction || "cancel",
-		retryMs: envInt("SCM_RETRY_MS") ?? 30000,
-		// Context commits: a turn-boundary checkpoint after every N-th completed agent run (0: none, only
-		// /ctx checkpoint, compactions and session end).
-		checkpointEvery: envInt("SCM_CHECKPOINT_EVERY") ?? s.checkpointEvery ?? 1,
-	};
+	let agentDir;
+	try {
+		agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : undefined;
+	} catch {}
+	return config.loadConfig(cwd, { agentDir });
 }
 
 // ---------------------------------------------------------------------------
@@ -329,6 +227,8 @@ export default function selfContextManager(pi) {
 			cachePolicy: cfg.cachePolicy,
 			policy: cfg.policy,
 			mounts: cfg.mounts,
+			defaultFilesystemId: cfg.defaultFilesystemId,
+			defaultIsLocal: cfg.defaultIsLocal,
 			watch: cfg.watch,
 			maxContentBytes: cfg.maxContentBytes,
 			// pi supplies its own system prompt on both lines.
@@ -750,7 +650,12 @@ export default function selfContextManager(pi) {
 				return;
 			}
 			const cache = cfg.layout === "cache" && typeof cm.cacheStats === "function" ? cm.cacheStats() : null;
-			ctx.ui.notify(formatContext(cm.snapshot(), S.last, ctx.cwd, cache), "info");
+			// The ids the model sees (t12, f3), where it has them.
+			const aliases = typeof cm.objects === "function" ? new Map(cm.objects().filter((o) => o.alias).map((o) => [o.id, o.alias])) : null;
+			const report = formatContext(cm.snapshot(), S.last, ctx.cwd, cache, aliases);
+			// Print mode (-p) has no UI: notify would be a no-op there.
+			if (ctx.hasUI) ctx.ui.notify(report, "info");
+			else process.stderr.write(`${report}\n`);
 		},
 	});
 }
@@ -781,7 +686,7 @@ export function cacheOpMessage(op, target, message) {
 }
 
 /** The /context report (user-facing only; the model never sees it). */
-export function formatContext(snap, last, cwd, cache = null) {
+export function formatContext(snap, last, cwd, cache = null, aliases = null) {
 	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
 	const show = (p) => {
 		if (!cwd || !p || !isAbsolute(p)) return p;
@@ -790,7 +695,7 @@ export function formatContext(snap, last, cwd, cache = null) {
 	};
 	const name = (e) => (e?.type === "file" ? show(e.path) : e?.tool ? `${e.tool}${e.args ? ` ${e.args}` : ""}` : e?.type ?? "?");
 	const size = (e) => (e?.char_count != null ? `${e.char_count} chars` : "");
-	const short = (id) => (id.length > 16 ? id.slice(0, 12) : id);
+	const short = (id) => aliases?.get(id) ?? (id.length > 16 ? id.slice(0, 12) : id);
 	const pinned = new Set(snap.pinnedSet);
 	const lines = [];
 	let activeChars = 0;

@@ -8,9 +8,27 @@
 # Usage: bash scripts/demo.sh [--line 0.73|1.5] [--full] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Phase banners with the time each phase took (a first run spends most of it building the Rust core).
+T0=$SECONDS PHASE= PHASE_T=$SECONDS
+phase() {
+  [[ -n $PHASE ]] && printf '    (%s: %ds)\n' "$PHASE" $((SECONDS - PHASE_T))
+  PHASE=$1 PHASE_T=$SECONDS
+  [[ -n $1 ]] && printf '\n==> [%4ds] %s\n' $((SECONDS - T0)) "$1"
+  return 0
+}
+
+phase "npm dependencies"
 npm install --no-audit --no-fund --silent
-npm run --silent build
+if bash scripts/addon-fresh.sh; then
+  phase "native addon: up to date, not rebuilt ($(ls ./*.node))"
+else
+  phase "native addon: building the Rust core (first time: several minutes; later only what changed)"
+  npm run --silent build
+fi
+phase "pi 0.73.1 and 1.5.2 (installed once under .tools/)"
 bash scripts/pi/setup.sh
+phase "a real pi session, scripted model, offline: what the model saw on each call vs pi alone"
 node scripts/pi/demo.mjs "$@"
 
 # At scale: replay a real recorded pi session (484 model calls) through the
@@ -18,7 +36,9 @@ node scripts/pi/demo.mjs "$@"
 # beside the repo (shared/workloads/, as in CI).
 workload=../shared/workloads/pi-session-refactor.jsonl
 if [[ -f $workload ]]; then
-  printf '\n==> replay of %s (tokens per model call, prompt caching counted)\n' "$workload"
+  phase "replay of $workload (tokens per model call, prompt caching counted)"
   npm ci --prefix bench/replay --no-audit --no-fund --silent
   node bench/replay/replay.mjs "$workload" --strategies raw,masking,strawman,self-context-manager
 fi
+phase ""
+printf '\ndone in %ds\n' $((SECONDS - T0))

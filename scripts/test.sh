@@ -40,6 +40,9 @@ cargo test --workspace
 step "pi 0.73.1 + 1.5.2, Node 22, rg/fd (the e2e suites and vitest's jiti-load test use them)"
 bash scripts/pi/setup.sh
 
+step "chromium (the session report is checked in a headless browser)"
+bash scripts/setup-chromium.sh
+
 step "vitest (addon, both stores)"
 npx vitest run
 

@@ -135,6 +135,9 @@ pub struct NapiSessionOptions {
     /// transformContext resolves after its write landed (default true here;
     /// false: the write goes behind, see `flush`).
     pub durable_transform: Option<bool>,
+    /// Open an existing session for reading only (the command-line tool):
+    /// no reconciliation, no watcher, no write; the layout is the stored one.
+    pub read_only: Option<bool>,
 }
 
 /// The parent of a fork and the child's transcript at start.
@@ -152,7 +155,11 @@ async fn open(
     opts: SessionOptions,
     fork: Option<(String, Vec<Value>)>,
     from_commit: Option<String>,
+    read_only: bool,
 ) -> scm_core::Result<Session> {
+    if read_only {
+        return Session::open_read_only(store, indexer, opts).await;
+    }
     match (fork, from_commit) {
         (Some(_), Some(_)) => Err(Error::InvalidArgument(
             "open: pass forkOf or fromCommit, not both".into(),
@@ -465,9 +472,10 @@ pub fn open_session<'env>(
     let fork = take_fork(&mut options)?;
     let from_commit = options.from_commit.take();
     let durable = options.durable_transform.unwrap_or(true);
+    let read_only = options.read_only.unwrap_or(false);
     let (opts, indexer) = build(store.clone(), options)?;
     env.spawn_future(async move {
-        let session = open(store.clone(), indexer, opts, fork, from_commit)
+        let session = open(store.clone(), indexer, opts, fork, from_commit, read_only)
             .await
             .js()?;
         Ok(JsSession::wrap(session, store, durable))
@@ -485,9 +493,17 @@ pub fn open_session_sync(
     let fork = take_fork(&mut options)?;
     let from_commit = options.from_commit.take();
     let durable = options.durable_transform.unwrap_or(true);
+    let read_only = options.read_only.unwrap_or(false);
     let (opts, indexer) = build(store.clone(), options)?;
     let session =
-        napi::bindgen_prelude::block_on(open(store.clone(), indexer, opts, fork, from_commit))
+        napi::bindgen_prelude::block_on(open(
+            store.clone(),
+            indexer,
+            opts,
+            fork,
+            from_commit,
+            read_only,
+        ))
             .js()?;
     Ok(JsSession::wrap(session, store, durable))
 }
@@ -894,6 +910,46 @@ impl JsSession {
         let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
         let out = plan.run(&*self.shared.store).await.js()?;
         to_json(&out)
+    }
+
+    /// "spec" or "cache" (a read-only session: the layout it was recorded with).
+    #[napi(getter, catch_unwind)]
+    pub fn layout(&self) -> napi::Result<String> {
+        self.shared
+            .with(|s| {
+                Ok(match s.layout() {
+                    Layout::Spec => "spec",
+                    Layout::Cache => "cache",
+                }
+                .to_string())
+            })
+            .js()
+    }
+
+    /// Every object of the session with the id the model sees, as JSON
+    /// `[{alias?, id, type, path?, char_count?, tool?, …, active, pinned}]`.
+    #[napi(catch_unwind)]
+    pub fn object_lines_json(&self) -> napi::Result<String> {
+        to_json(&self.shared.with(|s| Ok(s.object_lines())).js()?)
+    }
+
+    /// A full object id from an alias (`t12`, `f3`), a full id or a unique prefix.
+    #[napi(catch_unwind)]
+    pub fn resolve_id(&self, target: String) -> napi::Result<String> {
+        self.shared.with(|s| s.resolve_id(&target)).js()
+    }
+
+    /// Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
+    /// cached_tokens, transcript_messages, epochs, folds, shown}]`.
+    #[napi]
+    pub async fn call_summaries(&self, from: u32, to: u32) -> napi::Result<String> {
+        self.shared.settle().await;
+        self.shared.flush().await.js()?;
+        let plan = self
+            .shared
+            .with(|s| s.call_summary_plan(from as usize, to as usize))
+            .js()?;
+        to_json(&plan.run(&*self.shared.store).await.js()?)
     }
 
     /// Flush, stop the watcher, release the session. Idempotent; later calls

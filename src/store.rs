@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
-use scm_core::session::paged;
+use scm_core::session::{inspect, paged};
 use scm_core::store::xtdb::{XtdbOptions, XtdbStore};
 use scm_core::store::{embedded::EmbeddedStore, AsOf, Document, Store, TxOp, TxReceipt};
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,13 @@ pub struct NapiStoreOptions {
     pub path: Option<String>,
     pub url: Option<String>,
     pub timeout_ms: Option<u32>,
+}
+
+#[napi(object)]
+pub struct JsStoreCounts {
+    pub objects: i64,
+    pub versions: i64,
+    pub bytes: Option<i64>,
 }
 
 #[napi(object)]
@@ -206,6 +213,30 @@ impl JsStore {
     #[napi]
     pub async fn latest_tx_id(&self) -> napi::Result<Option<i64>> {
         self.inner.latest_tx_id().await.js()
+    }
+
+    /// Ids whose latest version has `"type": ty`, sorted.
+    #[napi]
+    pub async fn ids_of_type(&self, ty: String) -> napi::Result<Vec<String>> {
+        self.inner.ids_of_type(&ty).await.js()
+    }
+
+    /// Objects, versions and size (bytes, null where the backend does not say).
+    #[napi]
+    pub async fn counts(&self) -> napi::Result<JsStoreCounts> {
+        let c = self.inner.counts().await.js()?;
+        Ok(JsStoreCounts {
+            objects: c.objects as i64,
+            versions: c.versions as i64,
+            bytes: c.bytes.map(|b| b as i64),
+        })
+    }
+
+    /// Every session in the store, oldest first, as JSON
+    /// `[{session_id, started, last_activity, calls, objects}]`.
+    #[napi]
+    pub async fn list_sessions(&self) -> napi::Result<String> {
+        to_json(&inspect::list_sessions(&*self.inner).await.js()?)
     }
 
     /// Transactions this handle has submitted.

@@ -78,6 +78,14 @@ impl Store for Switch {
         self.check()?;
         self.inner.latest_tx_id().await
     }
+    async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>> {
+        self.check()?;
+        self.inner.ids_of_type(ty).await
+    }
+    async fn counts(&self) -> Result<scm_core::store::StoreCounts> {
+        self.check()?;
+        self.inner.counts().await
+    }
     fn submitted_tx_count(&self) -> u64 {
         self.inner.submitted_tx_count()
     }

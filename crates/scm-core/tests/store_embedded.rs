@@ -60,6 +60,12 @@ impl Store for TempStore {
     async fn latest_tx_id(&self) -> scm_core::Result<Option<i64>> {
         self.store.latest_tx_id().await
     }
+    async fn ids_of_type(&self, ty: &str) -> scm_core::Result<Vec<String>> {
+        self.store.ids_of_type(ty).await
+    }
+    async fn counts(&self) -> scm_core::Result<scm_core::store::StoreCounts> {
+        self.store.counts().await
+    }
     fn submitted_tx_count(&self) -> u64 {
         self.store.submitted_tx_count()
     }

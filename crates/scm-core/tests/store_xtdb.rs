@@ -77,6 +77,8 @@ conformance_cases!(
     submitted_tx_count_counts_submits,
     concurrent_submits_keep_every_version,
     put_without_string_id_is_invalid_argument,
+    ids_of_type_lists_by_latest_type,
+    counts_cover_every_version,
 );
 
 #[test]

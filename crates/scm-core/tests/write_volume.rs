@@ -53,6 +53,12 @@ impl Store for Counting {
     async fn latest_tx_id(&self) -> Result<Option<i64>> {
         self.inner.latest_tx_id().await
     }
+    async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>> {
+        self.inner.ids_of_type(ty).await
+    }
+    async fn counts(&self) -> Result<scm_core::store::StoreCounts> {
+        self.inner.counts().await
+    }
     fn submitted_tx_count(&self) -> u64 {
         self.inner.submitted_tx_count()
     }

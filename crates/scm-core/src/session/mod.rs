@@ -50,6 +50,7 @@ mod checkpoint;
 pub mod discovery;
 mod fork;
 mod ingest;
+pub mod inspect;
 mod ops;
 mod outage;
 mod output;
@@ -335,6 +336,8 @@ pub struct Session {
     /// File-list lines by file index, with the listed size they were
     /// rendered from (see `file_lines` in [`cache`]).
     file_lines: Vec<Option<(u64, String)>>,
+    /// Opened by [`Session::open_read_only`]: never writes to the store.
+    read_only: bool,
     /// Cache layout: per file, the version the model last saw (see
     /// `notify_changes` in [`cache`]).
     seen: HashMap<String, cache::Seen>,
@@ -392,6 +395,7 @@ impl Session {
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
             commit_tip: None,
+            read_only: false,
         }
     }
 
@@ -453,36 +457,43 @@ impl Session {
         self.snapshot()
     }
 
+    /// A pool entry for any object the session holds.
+    pub(super) fn pool_entry(
+        &self,
+        id: &str,
+        resolver: &crate::fs::resolver::Resolver,
+    ) -> PoolEntry {
+        let c = self.objects.get(id);
+        let s = |k: &str| c.and_then(|c| c.str(k)).map(str::to_string);
+        let object_type = s("type").unwrap_or_else(|| "unknown".into());
+        let is_file = object_type == "file";
+        PoolEntry {
+            id: id.to_string(),
+            path: c
+                .and_then(Cached::source)
+                .map(|src| resolver.agent_path(&src)),
+            file_type: if is_file { s("file_type") } else { None },
+            char_count: if is_file {
+                c.and_then(|c| c.doc.get("char_count"))
+                    .and_then(Value::as_u64)
+            } else {
+                c.map(|c| crate::model::char_count_of(c.str("content")))
+            },
+            tool: s("tool"),
+            status: s("status"),
+            state: if is_file { s("state") } else { None },
+            content_omitted: if is_file { s("content_omitted") } else { None },
+            object_type,
+        }
+    }
+
     /// The sets, with each pool object's metadata.
     pub fn snapshot(&self) -> SessionSnapshot {
         let resolver = self.resolver();
         let metadata_pool = self
             .metadata_pool
             .iter()
-            .map(|id| {
-                let c = self.objects.get(id);
-                let s = |k: &str| c.and_then(|c| c.str(k)).map(str::to_string);
-                let object_type = s("type").unwrap_or_else(|| "unknown".into());
-                let is_file = object_type == "file";
-                PoolEntry {
-                    id: id.clone(),
-                    path: c
-                        .and_then(Cached::source)
-                        .map(|src| resolver.agent_path(&src)),
-                    file_type: if is_file { s("file_type") } else { None },
-                    char_count: if is_file {
-                        c.and_then(|c| c.doc.get("char_count"))
-                            .and_then(Value::as_u64)
-                    } else {
-                        c.map(|c| crate::model::char_count_of(c.str("content")))
-                    },
-                    tool: s("tool"),
-                    status: s("status"),
-                    state: if is_file { s("state") } else { None },
-                    content_omitted: if is_file { s("content_omitted") } else { None },
-                    object_type,
-                }
-            })
+            .map(|id| self.pool_entry(id, resolver))
             .collect();
         SessionSnapshot {
             session_index: self.session_index.to_vec(),

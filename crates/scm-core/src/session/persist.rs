@@ -385,7 +385,8 @@ impl Session {
 
     /// Takes every queued write as one transaction's worth of operations.
     pub fn take_pending(&mut self) -> Option<PendingWrite> {
-        if self.pending.is_empty() {
+        // A read-only session (`open_read_only`) never writes.
+        if self.pending.is_empty() || self.read_only {
             return None;
         }
         let pending = std::mem::take(&mut self.pending);

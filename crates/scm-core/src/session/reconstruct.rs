@@ -98,6 +98,17 @@ impl Session {
 }
 
 impl ReconstructPlan {
+    /// The plan of an earlier call `n` of the same session (`n` ≤ this
+    /// plan's call).
+    pub fn for_call(&self, n: usize) -> ReconstructPlan {
+        let n = n.min(self.call_index);
+        ReconstructPlan {
+            call_index: n,
+            records: self.records[..=n].to_vec(),
+            ..self.clone()
+        }
+    }
+
     /// Basis transaction of every record; records whose flush receipt was not
     /// seen (a session resumed right after a crash) are found in the chat
     /// object's history: the first version that contains them.

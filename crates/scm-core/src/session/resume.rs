@@ -124,7 +124,7 @@ impl Session {
                     ),
                     None => (None, None),
                 };
-                s.restore(&session_doc, chat_doc.as_ref()).await?;
+                s.restore(&session_doc, chat_doc.as_ref(), true).await?;
                 s.paged =
                     Books::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
             }
@@ -164,7 +164,12 @@ impl Session {
         Ok(())
     }
 
-    async fn restore(&mut self, session_doc: &Document, chat_doc: Option<&Document>) -> Result<()> {
+    pub(super) async fn restore(
+        &mut self,
+        session_doc: &Document,
+        chat_doc: Option<&Document>,
+        reconcile: bool,
+    ) -> Result<()> {
         use super::OrderedSet;
         self.session_index = OrderedSet::from_ids(ids_of(session_doc, "session_index"));
         self.metadata_pool = OrderedSet::from_ids(ids_of(session_doc, "metadata_pool"));
@@ -190,7 +195,9 @@ impl Session {
             self.cache_restore(chat_doc);
             self.cache_restore_frozen().await?;
         }
-        self.reconcile().await?;
+        if reconcile {
+            self.reconcile().await?;
+        }
 
         // Rebuild the pool lines and what changed since the last record.
         self.pool_lines = self

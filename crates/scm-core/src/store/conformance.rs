@@ -44,6 +44,8 @@ pub const CASES: &[&str] = &[
     "submitted_tx_count_counts_submits",
     "concurrent_submits_keep_every_version",
     "put_without_string_id_is_invalid_argument",
+    "ids_of_type_lists_by_latest_type",
+    "counts_cover_every_version",
 ];
 
 /// Run every case against `store`, one after another.
@@ -77,6 +79,8 @@ pub async fn run_all(store: Arc<dyn Store>) {
         submitted_tx_count_counts_submits,
         concurrent_submits_keep_every_version,
         put_without_string_id_is_invalid_argument,
+        ids_of_type_lists_by_latest_type,
+        counts_cover_every_version,
     );
 }
 
@@ -105,6 +109,8 @@ macro_rules! store_conformance_tests {
             submitted_tx_count_counts_submits,
             concurrent_submits_keep_every_version,
             put_without_string_id_is_invalid_argument,
+            ids_of_type_lists_by_latest_type,
+            counts_cover_every_version,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -712,5 +718,68 @@ pub async fn put_without_string_id_is_invalid_argument(store: Arc<dyn Store>) {
         get(&store, CASE, &id).await,
         None,
         "[{CASE}] nothing written"
+    );
+}
+
+/// `ids_of_type` lists exactly the ids whose latest version has that `type`,
+/// sorted; an id whose type changed is listed under the new one only.
+pub async fn ids_of_type_lists_by_latest_type(store: Arc<dyn Store>) {
+    const CASE: &str = "ids_of_type_lists_by_latest_type";
+    let p = unique(CASE);
+    let (ty, other) = (format!("{p}:type"), format!("{p}:other"));
+    let ids: Vec<String> = ["b", "a", "c"].iter().map(|k| format!("{p}:{k}")).collect();
+    for id in &ids {
+        put(&store, CASE, doc(id, json!({"type": ty}))).await;
+    }
+    put(&store, CASE, doc(&ids[2], json!({"type": other}))).await;
+    put(
+        &store,
+        CASE,
+        doc(&format!("{p}:d"), json!({"type": other, "n": 1})),
+    )
+    .await;
+    let listed = store.ids_of_type(&ty).await.expect("ids_of_type");
+    assert_eq!(
+        listed,
+        vec![ids[1].clone(), ids[0].clone()],
+        "[{CASE}] sorted, latest type"
+    );
+    let listed = store.ids_of_type(&other).await.expect("ids_of_type");
+    assert_eq!(
+        listed,
+        vec![ids[2].clone(), format!("{p}:d")],
+        "[{CASE}] the changed id"
+    );
+    assert!(
+        store
+            .ids_of_type(&format!("{p}:none"))
+            .await
+            .expect("ids_of_type")
+            .is_empty(),
+        "[{CASE}] an unknown type lists nothing"
+    );
+}
+
+/// `counts` sees every new object and every version (other writers may add
+/// more meanwhile, so the growth is at least what this case wrote).
+pub async fn counts_cover_every_version(store: Arc<dyn Store>) {
+    const CASE: &str = "counts_cover_every_version";
+    let p = unique(CASE);
+    let before = store.counts().await.expect("counts");
+    put(&store, CASE, doc(&format!("{p}:a"), json!({"n": 1}))).await;
+    put(&store, CASE, doc(&format!("{p}:a"), json!({"n": 2}))).await;
+    put(&store, CASE, doc(&format!("{p}:b"), json!({"n": 1}))).await;
+    let after = store.counts().await.expect("counts");
+    assert!(
+        after.objects >= before.objects + 2,
+        "[{CASE}] objects {before:?} -> {after:?}"
+    );
+    assert!(
+        after.versions >= before.versions + 3,
+        "[{CASE}] versions {before:?} -> {after:?}"
+    );
+    assert!(
+        after.versions >= after.objects,
+        "[{CASE}] a version per object at least: {after:?}"
     );
 }

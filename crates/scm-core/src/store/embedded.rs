@@ -44,7 +44,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use rusqlite::{ffi, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::{AsOf, Document, Store, TxOp, TxReceipt, Version, ID_KEY};
+use super::{AsOf, Document, Store, StoreCounts, TxOp, TxReceipt, Version, ID_KEY};
 use crate::error::{Error, Result};
 
 /// Schema version written to `PRAGMA user_version`. Bump it with a migration.
@@ -406,6 +406,49 @@ impl EmbeddedStore {
         Ok(out)
     }
 
+    fn ids_of_type_sync(&self, ty: &str) -> Result<Vec<String>> {
+        let location = self.location();
+        let err = |e| map_err(&location, "ids_of_type", e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT v.id FROM versions AS v
+                 WHERE v.tx_id = (SELECT max(tx_id) FROM versions WHERE id = v.id)
+                   AND json_extract(v.doc, '$.type') = ?1
+                 ORDER BY v.id",
+            )
+            .map_err(err)?;
+        let ids = stmt
+            .query_map([ty], |r| r.get(0))
+            .map_err(err)?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(err)?;
+        Ok(ids)
+    }
+
+    fn counts_sync(&self) -> Result<StoreCounts> {
+        let location = self.location();
+        let err = |e| map_err(&location, "counts", e);
+        let conn = self.lock();
+        let (objects, versions): (i64, i64) = conn
+            .prepare_cached("SELECT count(DISTINCT id), count(*) FROM versions")
+            .map_err(err)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(err)?;
+        let bytes: i64 = conn
+            .query_row(
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        Ok(StoreCounts {
+            objects: objects as u64,
+            versions: versions as u64,
+            bytes: Some(bytes as u64),
+        })
+    }
+
     fn latest_tx_id_sync(&self) -> Result<Option<i64>> {
         let location = self.location();
         let err = |e| map_err(&location, "latest_tx_id", e);
@@ -447,6 +490,14 @@ impl Store for EmbeddedStore {
 
     async fn latest_tx_id(&self) -> Result<Option<i64>> {
         self.latest_tx_id_sync()
+    }
+
+    async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>> {
+        self.ids_of_type_sync(ty)
+    }
+
+    async fn counts(&self) -> Result<StoreCounts> {
+        self.counts_sync()
     }
 
     fn submitted_tx_count(&self) -> u64 {

@@ -54,6 +54,17 @@ pub struct Version {
     pub doc: Option<Document>,
 }
 
+/// Store-wide counts (the command-line tool's `stats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreCounts {
+    /// Distinct object ids with at least one version.
+    pub objects: u64,
+    /// Versions of all objects together (committed puts).
+    pub versions: u64,
+    /// Size of the store's files in bytes, where the backend reports it.
+    pub bytes: Option<u64>,
+}
+
 /// Which point in transaction time to read at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AsOf<'a> {
@@ -89,6 +100,14 @@ pub trait Store: Send + Sync {
     /// Used as the basis of static references: a version read after this call
     /// is addressable as of this tx id.
     async fn latest_tx_id(&self) -> Result<Option<i64>>;
+
+    /// Ids of the objects whose latest version has `"type": ty`, sorted.
+    /// Lists sessions (`"session"`) without knowing their ids.
+    async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>>;
+
+    /// Objects, versions and size of the whole store. Reads everything's
+    /// history on backends without a count (XTDB): slow on large stores.
+    async fn counts(&self) -> Result<StoreCounts>;
 
     /// Number of transactions this client has submitted (committed or not).
     /// Lets tests assert "zero writes" without racing other writers.

@@ -9,6 +9,8 @@
 //! | `get_as_of`      | `GET entity?eid&txId` / `&txTime`                             |
 //! | `history`        | `GET entity?eid&history=true&sortOrder=asc&withDocs=true&withCorrections=true` |
 //! | `latest_tx_id`   | `GET latest-completed-tx` (404 / null → `None`)               |
+//! | `ids_of_type`    | one `POST query` (`:where [[e :type ty]]`)                    |
+//! | `counts`         | `POST query` for every id, `GET entity?history=true` per id, `GET status` (`size`) |
 //!
 //! Versions are addressed by tx id only: XTDB's own JSON server truncates
 //! timestamps to whole seconds.
@@ -29,7 +31,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::{json, Value};
 
 use super::embedded::{format_rfc3339_millis, parse_rfc3339_millis};
-use super::{AsOf, Document, Store, TxOp, TxReceipt, Version, ID_KEY};
+use super::{AsOf, Document, Store, StoreCounts, TxOp, TxReceipt, Version, ID_KEY};
 use crate::error::{Error, Result};
 
 /// How to reach an XTDB node and how long to wait for it.
@@ -458,8 +460,87 @@ impl Store for XtdbStore {
         }
     }
 
+    async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>> {
+        let mut edn = String::from("{:query {:find [e] :where [[e :type t]] :in [t]} :in-args [");
+        push_edn_string(&mut edn, ty);
+        edn.push_str("]}");
+        self.query_ids(&format!("ids of type {ty:?}"), edn).await
+    }
+
+    async fn counts(&self) -> Result<StoreCounts> {
+        let ids = self
+            .query_ids(
+                "every id",
+                "{:query {:find [e] :where [[e :xt/id]]}}".to_string(),
+            )
+            .await?;
+        // XTDB v1 has no version count: one light history request per
+        // object (no documents), which is why `counts` is slow on big stores.
+        let mut versions = 0u64;
+        for id in &ids {
+            let what = format!("history {id:?}");
+            let params = [
+                ("eid", id.as_str()),
+                ("history", "true"),
+                ("withCorrections", "true"),
+            ];
+            if let Some(Value::Array(entries)) = self.get_json(&what, "entity", &params).await? {
+                versions += entries
+                    .iter()
+                    .filter(|e| !e.get("doc").is_some_and(Value::is_null))
+                    .count() as u64;
+            }
+        }
+        let bytes = self
+            .get_json("status", "status", &[])
+            .await?
+            .and_then(|s| s.get("size").and_then(Value::as_u64));
+        Ok(StoreCounts {
+            objects: ids.len() as u64,
+            versions,
+            bytes,
+        })
+    }
+
     fn submitted_tx_count(&self) -> u64 {
         self.submitted.load(Ordering::Relaxed)
+    }
+}
+
+impl XtdbStore {
+    /// A `:find [e]` query's ids, sorted.
+    async fn query_ids(&self, what: &str, edn: String) -> Result<Vec<String>> {
+        let body = edn.into_bytes();
+        let url = self.url("query", &[]);
+        let rows = self
+            .call(what, self.opts.request_timeout, true, |left| {
+                let (url, body) = (url.clone(), body.clone());
+                async move {
+                    let reply = self
+                        .send(Method::POST, url, Some(("application/edn", body)), left)
+                        .await?;
+                    if reply.status != StatusCode::OK {
+                        return Err(unexpected(what, &reply));
+                    }
+                    parse_json(what, &reply.body)
+                }
+            })
+            .await?;
+        let Value::Array(rows) = rows else {
+            return Err(Error::StoreProtocol(format!("{what}: not an array")));
+        };
+        let mut ids = rows
+            .into_iter()
+            .map(|row| match row {
+                Value::Array(mut cols) if cols.len() == 1 => match cols.pop() {
+                    Some(Value::String(id)) => Ok(id),
+                    other => Err(Error::StoreProtocol(format!("{what}: bad id {other:?}"))),
+                },
+                other => Err(Error::StoreProtocol(format!("{what}: bad row {other}"))),
+            })
+            .collect::<Result<Vec<String>>>()?;
+        ids.sort();
+        Ok(ids)
     }
 }
 

@@ -1,0 +1,50 @@
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { reportHtml } = require('../report-html.js');
+
+module.exports = {
+  name: 'report',
+  args: '<session>',
+  summary: 'one self-contained HTML page: tokens per call vs pi alone, collapses, live objects, what the model saw (-o file)',
+  async run(ctx) {
+    const sessionId = ctx.args[0];
+    const cm = await ctx.session(sessionId);
+    const n = cm.stats().modelCallCount;
+    const bar = ctx.progress('report', n * 2);
+    const calls = [];
+    for (let i = 0; i < n; i += 8) {
+      const part = await cm.callSummaries(i, Math.min(n, i + 8));
+      calls.push(...part);
+      bar.tick(part.length);
+    }
+    const seen = [];
+    for (let i = 0; i < n; i += 1) {
+      seen.push(await cm.reconstructCall(i));
+      bar.tick();
+    }
+    // Full content of every tool call, for collapsed refs ([t12 · 40 lines]) expanded in place.
+    const objects = cm.objects();
+    const store = await ctx.store();
+    const toolcalls = objects.filter((o) => o.type === 'toolcall' && o.alias);
+    const docs = await store.getMany(toolcalls.map((o) => o.id));
+    const byId = new Map(docs.map((d) => [d['xt/id'], d]));
+    const contents = {};
+    for (const o of toolcalls) contents[o.alias] = String(byId.get(o.id)?.content ?? '');
+    bar.done();
+    const html = reportHtml({
+      sessionId,
+      layout: cm.layout,
+      store: store.kind,
+      generated: new Date().toISOString(),
+      calls,
+      seen,
+      objects,
+      contents,
+    });
+    const out = path.resolve(ctx.cwd, ctx.opts.output ?? `scm-report-${sessionId}.html`);
+    fs.writeFileSync(out, html);
+    if (ctx.opts.json) return ctx.json({ file: out, calls: n, bytes: Buffer.byteLength(html) });
+    ctx.print(`wrote ${out} (${ctx.format.bytes(Buffer.byteLength(html))}, ${n} calls): open it in a browser\n`);
+  },
+};
