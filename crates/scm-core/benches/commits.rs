@@ -70,6 +70,12 @@ impl Store for Counting {
     async fn latest_tx_id(&self) -> scm_core::Result<Option<i64>> {
         self.inner.latest_tx_id().await
     }
+    async fn ids_of_type(&self, ty: &str) -> scm_core::Result<Vec<String>> {
+        self.inner.ids_of_type(ty).await
+    }
+    async fn counts(&self) -> scm_core::Result<scm_core::store::StoreCounts> {
+        self.inner.counts().await
+    }
     fn submitted_tx_count(&self) -> u64 {
         self.inner.submitted_tx_count()
     }
