@@ -495,16 +495,15 @@ pub fn open_session_sync(
     let durable = options.durable_transform.unwrap_or(true);
     let read_only = options.read_only.unwrap_or(false);
     let (opts, indexer) = build(store.clone(), options)?;
-    let session =
-        napi::bindgen_prelude::block_on(open(
-            store.clone(),
-            indexer,
-            opts,
-            fork,
-            from_commit,
-            read_only,
-        ))
-            .js()?;
+    let session = napi::bindgen_prelude::block_on(open(
+        store.clone(),
+        indexer,
+        opts,
+        fork,
+        from_commit,
+        read_only,
+    ))
+    .js()?;
     Ok(JsSession::wrap(session, store, durable))
 }
 
