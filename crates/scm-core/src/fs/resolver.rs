@@ -328,6 +328,19 @@ impl Resolver {
         self.resolve(&agent).ok().filter(|r| r.host_path.is_some())
     }
 
+    /// Whether `source` is in the workspace: under a configured mount, or on
+    /// the default filesystem under the workspace root (as given, or with
+    /// its symlinks resolved).
+    pub fn is_in_workspace(&self, source: &FilesystemSource) -> bool {
+        if self.mount_of(source).is_some() {
+            return true;
+        }
+        source.filesystem_id == self.default_filesystem_id
+            && std::iter::once(self.root_str())
+                .chain(self.workspace_root_real.as_deref())
+                .any(|root| strip_component_prefix(&source.path, root).is_some())
+    }
+
     /// Whether a watcher may track `source` from this client.
     pub fn is_watchable(&self, source: &FilesystemSource) -> bool {
         self.host_path(source).is_some()

@@ -1,7 +1,7 @@
 //! Agent operations: read, activate, deactivate, pin, unpin, and the
 //! observation of write / edit / discovery / bash.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -132,14 +132,12 @@ impl Session {
             .and_then(super::Cached::source)
             .ok_or_else(|| Error::Internal(format!("stub {id} has no source")))?;
         let resolver = self.resolver();
-        let host = resolver
-            .host_path(&source)
-            .ok_or_else(|| Error::FileUnreadable {
-                path: PathBuf::from(&source.path),
-                reason: "not reachable from this client (no host path for its filesystem)".into(),
-            })?;
-        let payload =
-            crate::fs::indexer::read_payload(&host, self.indexer.options.max_content_bytes)?;
+        let resolved = ResolvedPath {
+            host_path: resolver.host_path(&source),
+            watchable: false,
+            source: source.clone(),
+        };
+        let payload = self.indexer.read_blocking(&resolved)?;
         self.put_object(file_document(&source, payload), None, true);
         self.track(id);
         Ok(())

@@ -16,7 +16,7 @@
 
 use super::{FileOp, OpResult, PendingWrite, Session};
 use crate::error::{Error, Result};
-use crate::fs::indexer::{read_payload, IndexAction, IndexResult};
+use crate::fs::indexer::{IndexAction, IndexResult};
 use crate::model::file_document;
 use crate::store::TxReceipt;
 
@@ -74,14 +74,7 @@ impl Session {
     fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
         self.ensure_open()?;
         let resolved = self.resolver().resolve(path)?;
-        let host = resolved
-            .host_path
-            .clone()
-            .ok_or_else(|| Error::FileUnreadable {
-                path: path.into(),
-                reason: "not reachable from this client (no host path for its filesystem)".into(),
-            })?;
-        let payload = read_payload(&host, self.indexer.options.max_content_bytes)?;
+        let payload = self.indexer.read_blocking(&resolved)?;
         let doc = file_document(&resolved.source, payload);
         let object_id = resolved.source.file_object_id();
         let known = self.objects.get(&object_id).map(|c| c.object_hash());
