@@ -726,3 +726,56 @@ async fn a_write_that_failed_is_retried_by_the_next_flush() {
         assert_eq!(s.model_call(0).unwrap().basis_tx, Some(receipt.tx_id));
     }
 }
+
+/// Issue 14, defect 6: without watchers, a read that finds the file gone
+/// (or replaced by a directory) records the deletion, and activating a file
+/// that vanished since it was read does not call the old content current.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_or_activate_that_finds_the_file_gone_records_the_deletion() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("gone").await;
+        ws.write("a.txt", "ALPHA-BODY");
+        ws.write("b.txt", "BRAVO-BODY");
+        ws.write("c.txt", "CHARLIE-BODY");
+        for p in ["a.txt", "b.txt", "c.txt"] {
+            assert!(s.read(p).await.unwrap().ok);
+        }
+        let (a, b, c) = (
+            ws.file_id("a.txt"),
+            ws.file_id("b.txt"),
+            ws.file_id("c.txt"),
+        );
+        let mut t = Transcript::default();
+        t.user("u");
+        s.transform_context(&t.messages).await.unwrap();
+
+        ws.remove("a.txt");
+        let r = s.read("a.txt").await.unwrap();
+        assert_eq!(r.code.as_deref(), Some("FILE_NOT_FOUND"));
+        ws.remove("b.txt");
+        std::fs::create_dir(ws.root.join("b.txt")).unwrap();
+        let r = s.read("b.txt").await.unwrap();
+        assert_eq!(r.code.as_deref(), Some("NOT_A_FILE"));
+        ws.remove("c.txt");
+        assert!(s.activate(&c).ok);
+        t.user("v");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for (id, body) in [(&a, "ALPHA-BODY"), (&b, "BRAVO-BODY"), (&c, "CHARLIE-BODY")] {
+            let h = ws.store.history(id).await.unwrap();
+            assert_eq!(h.len(), 2, "{id}");
+            let last = h.last().unwrap().doc.as_ref().unwrap();
+            assert_eq!(last["state"], "deleted", "{id}");
+            assert!(last["content"].is_null());
+            assert_eq!(occurrences(&out, body), 0, "{body} is not shown as current");
+        }
+        let snap = s.snapshot();
+        for e in snap
+            .metadata_pool
+            .iter()
+            .filter(|e| [&a, &b, &c].contains(&&e.id))
+        {
+            assert_eq!(e.state.as_deref(), Some("deleted"), "{}", e.id);
+        }
+    }
+}

@@ -146,6 +146,8 @@ impl Session {
     fn make_active(&mut self, id: &str) -> Result<bool> {
         if self.objects.get(id).is_some_and(super::Cached::is_stub) {
             self.upgrade_stub(id)?;
+        } else {
+            self.check_unwatched(id);
         }
         // Ask before `enter`, which inserts into the active set itself.
         let was_active = self.active_set.contains(id);
@@ -153,6 +155,38 @@ impl Session {
         self.cache_undeactivate(id);
         self.record_use(id);
         Ok(was_active)
+    }
+
+    /// A present file no watcher tracks is stat'ed before it is shown: if
+    /// it is gone (or no longer a regular file) a deletion version is
+    /// queued, so the old content is not called current.
+    fn check_unwatched(&mut self, id: &str) {
+        if self.watch.as_ref().is_some_and(|w| w.tracked.contains(id)) {
+            return;
+        }
+        let Some(c) = self.objects.get(id) else {
+            return;
+        };
+        if c.object_type() != Some(ObjectType::File) || c.str("state") != Some("present") {
+            return;
+        }
+        let Some(res) = self.resolved_of(id) else {
+            return;
+        };
+        let Some(host) = res.host_path.as_deref() else {
+            return;
+        };
+        let gone = match std::fs::metadata(host) {
+            Ok(m) => !m.is_file(),
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ),
+        };
+        if gone {
+            let doc = file_document(&res.source, crate::model::FilePayload::Deleted);
+            self.put_object(doc, None, true);
+        }
     }
 
     fn deleted_note(&self, id: &str) -> &'static str {

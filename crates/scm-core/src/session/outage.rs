@@ -65,10 +65,37 @@ impl Session {
                     }
                     out
                 }
-                Err(read) => OpResult::failure(&read, None),
+                Err(read) => {
+                    if matches!(read, Error::FileNotFound { .. } | Error::NotAFile { .. }) {
+                        self.record_gone(path);
+                    }
+                    OpResult::failure(&read, None)
+                }
             },
+            Err(e @ (Error::FileNotFound { .. } | Error::NotAFile { .. })) => {
+                let id = self.record_gone(path);
+                OpResult::failure(&e, id)
+            }
             r => self.apply_file_op(op, r),
         }
+    }
+
+    /// The file at `path` is gone (or is no longer a regular file): if the
+    /// session knows its object and has not recorded that yet, a deletion
+    /// version is queued (with or without watchers, history records what a
+    /// read found). Its id, when known.
+    pub(super) fn record_gone(&mut self, path: &str) -> Option<String> {
+        let source = self.resolver().resolve(path).ok()?.source;
+        let id = source.file_object_id();
+        let state = self.objects.get(&id)?.str("state").map(str::to_string);
+        if state.as_deref() != Some("deleted") {
+            self.put_object(
+                file_document(&source, crate::model::FilePayload::Deleted),
+                None,
+                true,
+            );
+        }
+        Some(id)
     }
 
     fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
