@@ -614,7 +614,10 @@ async fn a_node_found_down_fails_fast_and_is_found_back_by_the_probe() {
     })
     .unwrap();
     let id = unique("fail-fast");
-    store.submit(vec![TxOp::Put(doc(&id, json!({"v": 1})))]).await.unwrap();
+    store
+        .submit(vec![TxOp::Put(doc(&id, json!({"v": 1})))])
+        .await
+        .unwrap();
     for outage in [HANG, REFUSE] {
         px.mode.store(outage, Ordering::SeqCst);
         let first = store.get(&id).await.unwrap_err();
@@ -628,7 +631,10 @@ async fn a_node_found_down_fails_fast_and_is_found_back_by_the_probe() {
         px.mode.store(FORWARD, Ordering::SeqCst);
         until_up(&store).await;
         let v = if outage == HANG { 2 } else { 3 };
-        store.submit(vec![TxOp::Put(doc(&id, json!({"v": v})))]).await.unwrap();
+        store
+            .submit(vec![TxOp::Put(doc(&id, json!({"v": v})))])
+            .await
+            .unwrap();
         assert_eq!(store.get(&id).await.unwrap().unwrap()["v"], v);
     }
     assert_eq!(store.history(&id).await.unwrap().len(), 3);
