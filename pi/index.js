@@ -138,6 +138,10 @@ export function loadConfig(cwd) {
 		mounts,
 		watch: envBool("SCM_WATCH") ?? s.watch ?? true,
 		maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
+		// Secrets (.env, keys …) and files outside the workspace are stored metadata-only unless opted in.
+		secretPatterns: s.secretPatterns,
+		readSecrets: envBool("SCM_READ_SECRETS") ?? s.readSecrets,
+		readOutsideWorkspace: envBool("SCM_READ_OUTSIDE_WORKSPACE") ?? s.readOutsideWorkspace,
 		// "cancel" (default): pi's compaction is cancelled while the manager owns the context.
 		compaction: env.SCM_COMPACTION || s.compaction || "cancel",
 		retryMs: envInt("SCM_RETRY_MS") ?? 30000,
@@ -321,6 +325,9 @@ export default function selfContextManager(pi) {
 			mounts: cfg.mounts,
 			watch: cfg.watch,
 			maxContentBytes: cfg.maxContentBytes,
+			secretPatterns: cfg.secretPatterns,
+			readSecrets: cfg.readSecrets,
+			readOutsideWorkspace: cfg.readOutsideWorkspace,
 			// pi supplies its own system prompt on both lines.
 			emitSystemMessage: false,
 		};

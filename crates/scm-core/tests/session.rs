@@ -779,3 +779,43 @@ async fn a_read_or_activate_that_finds_the_file_gone_records_the_deletion() {
         }
     }
 }
+
+/// Issue 14, defect 2: a read of a file on the secret list (or outside the
+/// workspace) stores neither its bytes (file object) nor pi's tool result
+/// (the toolcall keeps one line saying why), and the model is shown that
+/// line, never the bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withheld_file_read_is_neither_stored_nor_shown() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("secret").await;
+        ws.write(".env", "API_KEY=SECRET-ENV-VALUE");
+        let outside = tempfile::tempdir().unwrap();
+        let shadow = outside.path().join("shadow");
+        std::fs::write(&shadow, "root:SECRET-SHADOW").unwrap();
+        let shadow = shadow.to_string_lossy().into_owned();
+        let mut t = Transcript::default();
+        t.user("u");
+        for (c, p, body) in [("c1", ".env", "API_KEY=SECRET-ENV-VALUE"), ("c2", shadow.as_str(), "root:SECRET-SHADOW")] {
+            let r = s.read(p).await.unwrap();
+            assert!(r.ok && r.message.contains("metadata only"), "{r:?}");
+            t.call(c, "read", json!({"path": p}), body);
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let shown = serde_json::to_string(&out).unwrap();
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("[withheld: secret]"), "{shown}");
+        assert!(shown.contains("[withheld: outside_workspace]"), "{shown}");
+        s.flush().await.unwrap();
+        let sid = s.session_id().to_string();
+        let mut ids = vec![ws.file_id(".env"), toolcall_id(&s, "c1"), toolcall_id(&s, "c2")];
+        ids.push(format!("chat:{sid}"));
+        for id in ids {
+            let h = s.history(&id).await.unwrap();
+            assert!(!h.is_empty(), "{id}");
+            let stored = serde_json::to_string(&h).unwrap();
+            assert!(!stored.contains("SECRET"), "{id}: {stored}");
+        }
+        s.close().await.unwrap();
+    }
+}
