@@ -796,7 +796,10 @@ async fn a_withheld_file_read_is_neither_stored_nor_shown() {
         let shadow = shadow.to_string_lossy().into_owned();
         let mut t = Transcript::default();
         t.user("u");
-        for (c, p, body) in [("c1", ".env", "API_KEY=SECRET-ENV-VALUE"), ("c2", shadow.as_str(), "root:SECRET-SHADOW")] {
+        for (c, p, body) in [
+            ("c1", ".env", "API_KEY=SECRET-ENV-VALUE"),
+            ("c2", shadow.as_str(), "root:SECRET-SHADOW"),
+        ] {
             let r = s.read(p).await.unwrap();
             assert!(r.ok && r.message.contains("metadata only"), "{r:?}");
             t.call(c, "read", json!({"path": p}), body);
@@ -808,7 +811,11 @@ async fn a_withheld_file_read_is_neither_stored_nor_shown() {
         assert!(shown.contains("[withheld: outside_workspace]"), "{shown}");
         s.flush().await.unwrap();
         let sid = s.session_id().to_string();
-        let mut ids = vec![ws.file_id(".env"), toolcall_id(&s, "c1"), toolcall_id(&s, "c2")];
+        let mut ids = vec![
+            ws.file_id(".env"),
+            toolcall_id(&s, "c1"),
+            toolcall_id(&s, "c2"),
+        ];
         ids.push(format!("chat:{sid}"));
         for id in ids {
             let h = s.history(&id).await.unwrap();
@@ -817,5 +824,37 @@ async fn a_withheld_file_read_is_neither_stored_nor_shown() {
             assert!(!stored.contains("SECRET"), "{id}: {stored}");
         }
         s.close().await.unwrap();
+    }
+}
+
+/// Issue 14, defect 7: a read of a name pi finds only through its fallbacks
+/// (NFD, curly quote, AM/PM with U+202F, Unicode spaces) is indexed under
+/// the file pi read, and its tool call refers to that object (the content
+/// is shown once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_follow_pis_path_fallbacks() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("fallbacks").await;
+        let cases = [
+            // (on disk, as the model typed it)
+            ("Capture d\u{2019}e\u{301}cran.txt", "Capture d'\u{e9}cran.txt", "BODY-FR"),
+            ("Shot 10.00.01\u{202F}AM.txt", "Shot 10.00.01 AM.txt", "BODY-AMPM"),
+            ("cafe\u{301}.txt", "caf\u{e9}.txt", "BODY-NFD"),
+            ("two words.txt", "two\u{a0}words.txt", "BODY-SPACE"),
+        ];
+        let mut t = Transcript::default();
+        t.user("u");
+        for (i, (disk, typed, body)) in cases.iter().enumerate() {
+            ws.write(disk, body);
+            let r = s.read(typed).await.unwrap();
+            assert!(r.ok, "{typed}: {r:?}");
+            assert_eq!(r.id.as_deref(), Some(ws.file_id(disk).as_str()), "{typed}");
+            t.call(&format!("c{i}"), "read", json!({"path": typed}), body);
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for (disk, _, body) in cases {
+            assert_eq!(occurrences(&out, body), 1, "{disk}");
+        }
     }
 }

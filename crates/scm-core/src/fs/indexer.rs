@@ -103,8 +103,11 @@ impl Indexer {
 
     /// Read the file at `agent_path` and index it (created / updated / unchanged).
     /// Unreadable, vanished or special files → coded error, nothing written.
+    /// The path is resolved as pi's file tools resolve it
+    /// ([`Resolver::resolve_read`]: its fallbacks only apply when the
+    /// literal path does not exist).
     pub async fn index_file(&self, agent_path: &str) -> Result<IndexResult> {
-        let resolved = self.resolver.resolve(agent_path)?;
+        let resolved = self.resolver.resolve_read(agent_path)?;
         self.index_resolved(&resolved).await
     }
 

@@ -512,7 +512,7 @@ impl Session {
     /// The one line a withheld file's read result is replaced with.
     fn withheld_note(&self, args: &Value) -> Option<String> {
         let path = path_arg(args)?;
-        let resolved = self.resolver().resolve(path).ok()?;
+        let resolved = self.resolver().resolve_read(path).ok()?;
         let reason = self.indexer.withheld(&resolved)?;
         let why = match reason {
             crate::model::ContentOmitted::Secret => "it matches the secret list",
@@ -530,7 +530,12 @@ impl Session {
         let id_of = |p: &str| resolver.resolve(p).ok().map(|r| r.source.file_object_id());
         let mut out: Vec<String> = Vec::new();
         match tool {
-            "read" | "write" | "edit" => out.extend(path_arg(args).and_then(id_of)),
+            // As pi resolved it (its fallbacks): the object the read indexed.
+            "read" | "write" | "edit" => out.extend(
+                path_arg(args)
+                    .and_then(|p| resolver.resolve_read(p).ok())
+                    .map(|r| r.source.file_object_id()),
+            ),
             "ls" | "find" | "grep" => {
                 let base = path_arg(args).unwrap_or(".");
                 for p in discovery::extract_paths(tool, content)

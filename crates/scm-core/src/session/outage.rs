@@ -85,7 +85,7 @@ impl Session {
     /// version is queued (with or without watchers, history records what a
     /// read found). Its id, when known.
     pub(super) fn record_gone(&mut self, path: &str) -> Option<String> {
-        let source = self.resolver().resolve(path).ok()?.source;
+        let source = self.resolver().resolve_read(path).ok()?.source;
         let id = source.file_object_id();
         let state = self.objects.get(&id)?.str("state").map(str::to_string);
         if state.as_deref() != Some("deleted") {
@@ -100,7 +100,7 @@ impl Session {
 
     fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
         self.ensure_open()?;
-        let resolved = self.resolver().resolve(path)?;
+        let resolved = self.resolver().resolve_read(path)?;
         let payload = self.indexer.read_blocking(&resolved)?;
         let doc = file_document(&resolved.source, payload);
         let object_id = resolved.source.file_object_id();
