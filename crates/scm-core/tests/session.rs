@@ -838,8 +838,16 @@ async fn reads_follow_pis_path_fallbacks() {
         let mut s = ws.session("fallbacks").await;
         let cases = [
             // (on disk, as the model typed it)
-            ("Capture d\u{2019}e\u{301}cran.txt", "Capture d'\u{e9}cran.txt", "BODY-FR"),
-            ("Shot 10.00.01\u{202F}AM.txt", "Shot 10.00.01 AM.txt", "BODY-AMPM"),
+            (
+                "Capture d\u{2019}e\u{301}cran.txt",
+                "Capture d'\u{e9}cran.txt",
+                "BODY-FR",
+            ),
+            (
+                "Shot 10.00.01\u{202F}AM.txt",
+                "Shot 10.00.01 AM.txt",
+                "BODY-AMPM",
+            ),
             ("cafe\u{301}.txt", "caf\u{e9}.txt", "BODY-NFD"),
             ("two words.txt", "two\u{a0}words.txt", "BODY-SPACE"),
         ];

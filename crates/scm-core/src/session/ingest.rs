@@ -514,6 +514,17 @@ impl Session {
         let path = path_arg(args)?;
         let resolved = self.resolver().resolve_read(path).ok()?;
         let reason = self.indexer.withheld(&resolved)?;
+        // A name on the secret list is withheld wherever the file is; a
+        // path outside the workspace only when it is a file here (a
+        // replayed session from another machine names paths that are not).
+        let here = resolved.host_path.as_deref().is_some_and(|h| h.is_file())
+            || self
+                .objects
+                .get(&resolved.source.file_object_id())
+                .is_some_and(|c| c.str("withheld").is_some());
+        if reason != crate::model::ContentOmitted::Secret && !here {
+            return None;
+        }
         let why = match reason {
             crate::model::ContentOmitted::Secret => "it matches the secret list",
             _ => "it is outside the workspace and the configured mounts",
