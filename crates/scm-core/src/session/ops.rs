@@ -143,11 +143,45 @@ impl Session {
         Ok(())
     }
 
+    /// Reads an indexed file's source again (blocking std::fs) so that an
+    /// activation shows its current version even when no watcher reported
+    /// the change yet (issue 14, defect 6, too). A file found gone, or no
+    /// longer a regular file, gets a deletion version; any other failure
+    /// keeps the version known. Withheld files stay unread.
+    fn refresh_file(&mut self, id: &str) {
+        let Some(c) = self.objects.get(id) else {
+            return;
+        };
+        if c.object_type() != Some(ObjectType::File) || c.is_stub() {
+            return;
+        }
+        let Some(source) = c.source() else {
+            return;
+        };
+        let resolver = self.resolver();
+        let Some(host_path) = resolver.host_path(&source) else {
+            return;
+        };
+        let resolved = ResolvedPath {
+            host_path: Some(host_path),
+            watchable: false,
+            source: source.clone(),
+        };
+        let payload = match self.indexer.read_blocking(&resolved) {
+            Ok(p) => p,
+            Err(Error::FileNotFound { .. } | Error::NotAFile { .. }) => {
+                crate::model::FilePayload::Deleted
+            }
+            Err(_) => return,
+        };
+        self.put_object(file_document(&source, payload), None, true);
+    }
+
     fn make_active(&mut self, id: &str) -> Result<bool> {
         if self.objects.get(id).is_some_and(super::Cached::is_stub) {
             self.upgrade_stub(id)?;
         } else {
-            self.check_unwatched(id);
+            self.refresh_file(id);
         }
         // Ask before `enter`, which inserts into the active set itself.
         let was_active = self.active_set.contains(id);
@@ -155,38 +189,6 @@ impl Session {
         self.cache_undeactivate(id);
         self.record_use(id);
         Ok(was_active)
-    }
-
-    /// A present file no watcher tracks is stat'ed before it is shown: if
-    /// it is gone (or no longer a regular file) a deletion version is
-    /// queued, so the old content is not called current.
-    fn check_unwatched(&mut self, id: &str) {
-        if self.watch.as_ref().is_some_and(|w| w.tracked.contains(id)) {
-            return;
-        }
-        let Some(c) = self.objects.get(id) else {
-            return;
-        };
-        if c.object_type() != Some(ObjectType::File) || c.str("state") != Some("present") {
-            return;
-        }
-        let Some(res) = self.resolved_of(id) else {
-            return;
-        };
-        let Some(host) = res.host_path.as_deref() else {
-            return;
-        };
-        let gone = match std::fs::metadata(host) {
-            Ok(m) => !m.is_file(),
-            Err(e) => matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ),
-        };
-        if gone {
-            let doc = file_document(&res.source, crate::model::FilePayload::Deleted);
-            self.put_object(doc, None, true);
-        }
     }
 
     fn deleted_note(&self, id: &str) -> &'static str {
