@@ -117,7 +117,6 @@ fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
     (!view.is_empty()).then_some(view)
 }
 
-/// The calls an epoch keeps for the working files (ascending).
 /// Files whose views the last epoch kept (`prev`) come first: a view kept
 /// once stays in the cached prefix, and dropping it for a newer file would
 /// collapse what the model may still quote.
