@@ -639,3 +639,66 @@ async fn a_node_found_down_fails_fast_and_is_found_back_by_the_probe() {
     }
     assert_eq!(store.history(&id).await.unwrap().len(), 3);
 }
+
+/// Defects 1 and 4 together, on a real node behind the proxy: the node is
+/// "stopped" (connections refused) while a session reads a file in four
+/// versions; the reads answer from disk, the store calls fail fast, and once
+/// the node is back the probe finds it and one flush puts all four versions
+/// into its history, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_read_while_the_node_is_stopped_all_reach_its_history() {
+    use scm_core::fs::indexer::{Indexer, IndexerOptions};
+    use scm_core::fs::resolver::Resolver;
+    use scm_core::session::{Session, SessionOptions};
+    let Some(node) = node_url() else { return };
+    let px = proxy(&node);
+    let store = Arc::new(
+        XtdbStore::new(XtdbOptions {
+            request_timeout: Duration::from_secs(2),
+            await_timeout: Duration::from_secs(5),
+            ..XtdbOptions::new(&px.url)
+        })
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let resolver = Arc::new(Resolver::new("fs-xt".into(), root.clone(), vec![], true));
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let indexer = Arc::new(Indexer::new(
+        dyn_store.clone(),
+        resolver.clone(),
+        IndexerOptions::default(),
+    ));
+    let mut s = Session::open(dyn_store, indexer, SessionOptions::new(unique("stopped")))
+        .await
+        .unwrap();
+    let id = resolver.resolve("a.txt").unwrap().source.file_object_id();
+    px.mode.store(REFUSE, Ordering::SeqCst);
+    for v in 1..=4 {
+        std::fs::write(root.join("a.txt"), format!("V{v}")).unwrap();
+        let t = Instant::now();
+        let r = s.read("a.txt").await.unwrap();
+        assert!(r.ok, "{r:?}");
+        if v > 1 {
+            assert!(
+                t.elapsed() < Duration::from_secs(1),
+                "read {v}: {:?}",
+                t.elapsed()
+            );
+        }
+    }
+    px.mode.store(FORWARD, Ordering::SeqCst);
+    until_up(&store).await;
+    s.flush().await.unwrap().expect("the queued versions");
+    let contents: Vec<Value> = store
+        .history(&id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+        .collect();
+    assert_eq!(
+        contents,
+        vec![json!("V1"), json!("V2"), json!("V3"), json!("V4")]
+    );
+}
