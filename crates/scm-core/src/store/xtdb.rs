@@ -21,9 +21,11 @@
 //!
 //! **Fail fast while down** (`fail_fast`, on by default): once a call fails
 //! with `STORE_UNAVAILABLE` or `STORE_TIMEOUT`, the node is taken as down and
-//! every later call fails at once with `STORE_UNAVAILABLE` instead of waiting
-//! out its deadline again (a node that accepts connections and never answers
-//! would otherwise cost 10–30 s per call). One background probe
+//! every later call fails with `STORE_UNAVAILABLE` after one check of at most
+//! 250 ms (an idempotent `GET`; a node that answers it is used at once)
+//! instead of waiting out its deadline again (a node that accepts
+//! connections and never answers would otherwise cost 10–30 s per call).
+//! One background probe
 //! (`GET latest-completed-tx`, backing off from 100 ms to 2 s) runs until the
 //! node answers; then calls go through again. Sessions keep working from
 //! memory meanwhile and flush what they queued with their next call.
@@ -93,6 +95,8 @@ struct Health {
 /// The probe's first pause and its cap (it doubles in between).
 const PROBE_FIRST: Duration = Duration::from_millis(100);
 const PROBE_MAX: Duration = Duration::from_secs(2);
+/// Deadline of the one check a call makes while the node is down.
+const QUICK_CHECK: Duration = Duration::from_millis(250);
 
 /// First retry pause; doubles per retry up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -158,6 +162,23 @@ impl XtdbStore {
     /// Whether the node is currently taken as down (calls fail fast).
     pub fn is_down(&self) -> bool {
         self.health.down.load(Ordering::SeqCst)
+    }
+
+    /// While the node is taken as down, a call first asks it once with a
+    /// short deadline ([`QUICK_CHECK`], an idempotent `GET`): a node that
+    /// is back is used at once (the call that follows a restart must not
+    /// wait for the probe's next round); otherwise the call fails fast.
+    async fn answers_now(&self) -> bool {
+        let url = self.url("latest-completed-tx", &[]);
+        let timeout = self.opts.request_timeout.min(QUICK_CHECK);
+        let up = matches!(
+            self.http.get(url).timeout(timeout).send().await,
+            Ok(r) if !r.status().is_server_error()
+        );
+        if up {
+            self.health.down.store(false, Ordering::SeqCst);
+        }
+        up
     }
 
     /// A transient failure: the node is down; start the probe unless one
@@ -254,7 +275,7 @@ impl XtdbStore {
         if !self.opts.fail_fast {
             return self.attempts(what, budget, idempotent, attempt).await;
         }
-        if self.is_down() {
+        if self.is_down() && !self.answers_now().await {
             let reason = self
                 .health
                 .reason
