@@ -72,7 +72,11 @@ export interface FileDocument extends ObjectDocument {
   /** present: read; stub: discovered, never read; deleted: confirmed gone. */
   state: 'present' | 'stub' | 'deleted';
   /** Why a present file's content is null. */
-  content_omitted: 'binary' | 'non_utf8' | 'too_large' | null;
+  content_omitted: 'binary' | 'non_utf8' | 'too_large' | 'secret' | 'outside_workspace' | null;
+  /** Set when the file was withheld on purpose (never read): why. */
+  withheld?: 'secret' | 'outside_workspace';
+  /** Modification time (ns) of a file that was not read (too large, withheld). */
+  mtime_ns?: number;
   size_bytes: number | null;
 }
 
@@ -327,8 +331,22 @@ export interface ContextManagerOptions {
   watch?: boolean;
   /** Emit the system prompt as a `system` message (pi 1.x prepends its own: pass false there). Default true. */
   emitSystemMessage?: boolean;
-  /** Files larger than this are metadata-only. Default 1 MiB. */
+  /** Files larger than this are metadata-only (never read: no file_hash). Default 1 MiB. */
   maxContentBytes?: number;
+  /**
+   * File-name globs (`*`, `?`, `!` to take a name back out; the last match wins) whose files are
+   * indexed metadata-only with `withheld: 'secret'` and never read. Replaces the default list
+   * (`.env`, `.env.*` except `.env.example`/`.sample`/`.template`, `*.pem`, `*.key`, `*.p12`, `*.pfx`,
+   * `id_rsa*`/`id_ed25519*`/… except `*.pub`, `.npmrc`, `.netrc`, `.pgpass`, `*.kdbx`, `credentials` …).
+   */
+  secretPatterns?: string[];
+  /** Opt-in: read files on the secret list like any other (default false; env SCM_READ_SECRETS=1). */
+  readSecrets?: boolean;
+  /**
+   * Opt-in: read files outside the workspace root and the configured mounts (default false:
+   * metadata-only with `withheld: 'outside_workspace'`; env SCM_READ_OUTSIDE_WORKSPACE=1).
+   */
+  readOutsideWorkspace?: boolean;
   /** On resume, read discovery stubs whose file exists. Default true. */
   resumeUpgradesStubs?: boolean;
   /**

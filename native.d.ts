@@ -455,6 +455,15 @@ export interface NapiSessionOptions {
   /** Put the system prompt in the output as a `system` message (default true). */
   emitSystemMessage?: boolean
   maxContentBytes?: number
+  /**
+   * File-name globs whose files are never read (metadata-only,
+   * `withheld: "secret"`); replaces the default list.
+   */
+  secretPatterns?: Array<string>
+  /** Opt-in: read files on the secret list like any other. */
+  readSecrets?: boolean
+  /** Opt-in: read files outside the workspace and the mounts. */
+  readOutsideWorkspace?: boolean
   /** On resume, read discovery stubs whose source exists (default true). */
   resumeUpgradesStubs?: boolean
   /** Open a new session as a fork of another (ignored when it exists). */

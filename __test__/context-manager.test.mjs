@@ -22,6 +22,24 @@ describeStores('ContextManager', ({ kind, options }) => {
     writeFileSync(path.join(ws, rel), text);
   };
 
+  describe('secrets (issue 14, defect 2)', () => {
+    test('a file on the secret list is metadata-only unless opted in; the option reaches the engine', async () => {
+      const { ws, cm } = await setup();
+      write(ws, '.env', 'API_KEY=SECRET-VALUE');
+      const r = await cm.read('.env');
+      expect(r.ok).toBe(true);
+      const id = r.id;
+      const doc = await cm.getObject(id);
+      expect(doc).toMatchObject({ withheld: 'secret', content_omitted: 'secret', content: null, file_hash: null });
+      await cm.close();
+      const { ws: ws2, cm: open } = await setup({ readSecrets: true });
+      write(ws2, '.env', 'API_KEY=SECRET-VALUE');
+      const r2 = await open.read('.env');
+      expect((await open.getObject(r2.id)).content).toBe('API_KEY=SECRET-VALUE');
+      await open.close();
+    });
+  });
+
   describe('session objects', () => {
     test('open creates session:<id>, chat:<id> and system_prompt:<id> in the store', async () => {
       const { cm, sessionId } = await setup({ systemPrompt: 'You are terse.' });

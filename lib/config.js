@@ -145,6 +145,10 @@ function load(cwd, options) {
     // "cancel" (default): pi's compaction is cancelled while the manager owns the context.
     compaction: env.SCM_COMPACTION || s.compaction || "cancel",
     retryMs: envInt("SCM_RETRY_MS") ?? 30000,
+    // Secrets (.env, keys …) and files outside the workspace are stored metadata-only unless opted in.
+    secretPatterns: s.secretPatterns,
+    readSecrets: envBool("SCM_READ_SECRETS") ?? s.readSecrets,
+    readOutsideWorkspace: envBool("SCM_READ_OUTSIDE_WORKSPACE") ?? s.readOutsideWorkspace,
     // Context commits: a turn-boundary checkpoint after every N-th completed agent run (0: none, only
     // /ctx checkpoint, compactions and session end).
     checkpointEvery: envInt("SCM_CHECKPOINT_EVERY") ?? s.checkpointEvery ?? 1,

@@ -79,6 +79,9 @@ function sessionOptions(options) {
       watch: watch ?? false,
       emitSystemMessage: options.emitSystemMessage ?? undefined,
       maxContentBytes: options.maxContentBytes ?? undefined,
+      secretPatterns: options.secretPatterns ?? undefined,
+      readSecrets: options.readSecrets ?? envFlag('SCM_READ_SECRETS'),
+      readOutsideWorkspace: options.readOutsideWorkspace ?? envFlag('SCM_READ_OUTSIDE_WORKSPACE'),
       resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
       forkOf: forkOf(options.forkOf),
       fromCommit: options.fromCommit ?? undefined,
@@ -101,6 +104,13 @@ function provenance(options) {
     }
   }
   return { template: options.template ?? undefined, principal: principal ?? undefined };
+}
+
+/** An opt-in flag from the environment: unset/empty → undefined (the engine's default, off). */
+function envFlag(name) {
+  const v = process.env[name];
+  if (v == null || v === '') return undefined;
+  return !/^(0|false|no|off)$/i.test(v);
 }
 
 /** `forkOf: { sessionId, messages }` → the native form (messages as JSON). */

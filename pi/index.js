@@ -231,6 +231,9 @@ export default function selfContextManager(pi) {
 			defaultIsLocal: cfg.defaultIsLocal,
 			watch: cfg.watch,
 			maxContentBytes: cfg.maxContentBytes,
+			secretPatterns: cfg.secretPatterns,
+			readSecrets: cfg.readSecrets,
+			readOutsideWorkspace: cfg.readOutsideWorkspace,
 			// pi supplies its own system prompt on both lines.
 			emitSystemMessage: false,
 			// Provenance of the session's context commits.

@@ -125,6 +125,13 @@ pub struct NapiSessionOptions {
     /// Put the system prompt in the output as a `system` message (default true).
     pub emit_system_message: Option<bool>,
     pub max_content_bytes: Option<i64>,
+    /// File-name globs whose files are never read (metadata-only,
+    /// `withheld: "secret"`); replaces the default list.
+    pub secret_patterns: Option<Vec<String>>,
+    /// Opt-in: read files on the secret list like any other.
+    pub read_secrets: Option<bool>,
+    /// Opt-in: read files outside the workspace and the mounts.
+    pub read_outside_workspace: Option<bool>,
     /// On resume, read discovery stubs whose source exists (default true).
     pub resume_upgrades_stubs: Option<bool>,
     /// Open a new session as a fork of another (ignored when it exists).
@@ -435,6 +442,15 @@ fn build(
     if let Some(max) = o.max_content_bytes {
         iopts.max_content_bytes =
             u64::try_from(max).map_err(|_| invalid_arg("maxContentBytes must be ≥ 0"))?;
+    }
+    if let Some(p) = o.secret_patterns {
+        iopts.secrets.patterns = p;
+    }
+    if let Some(b) = o.read_secrets {
+        iopts.secrets.read_secrets = b;
+    }
+    if let Some(b) = o.read_outside_workspace {
+        iopts.secrets.read_outside_workspace = b;
     }
     let indexer = Arc::new(Indexer::new(store, Arc::new(resolver), iopts));
     Ok((opts, indexer))

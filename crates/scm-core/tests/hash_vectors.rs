@@ -160,6 +160,7 @@ fn document_builders_yield_the_javascript_hashes() {
                                 .unwrap()
                                 .then(|| hashing::file_hash(&bytes)),
                             size_bytes: bytes.len() as u64,
+                            mtime_ns: None,
                         }
                     }
                     "stub" => FilePayload::Stub,

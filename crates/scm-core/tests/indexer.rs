@@ -223,6 +223,7 @@ async fn deletion_is_a_new_version_and_history_is_kept() {
 async fn binary_non_utf8_and_too_large_are_metadata_only_with_a_reason() {
     let f = fixture_with(IndexerOptions {
         max_content_bytes: 64 * 1024,
+        ..Default::default()
     });
     let binary = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     f.write("img.png", &binary);
@@ -244,11 +245,9 @@ async fn binary_non_utf8_and_too_large_are_metadata_only_with_a_reason() {
         );
         assert_eq!(s(&r.doc, "content_omitted"), Some(reason), "{path}");
         assert_eq!(s(&r.doc, "state"), Some("present"), "{path}");
-        assert_eq!(
-            s(&r.doc, "file_hash"),
-            Some(sha256_hex(bytes).as_str()),
-            "{path}"
-        );
+        // A file over the limit is never read, so it has no hash.
+        let hash = (reason != "too_large").then(|| sha256_hex(bytes));
+        assert_eq!(s(&r.doc, "file_hash"), hash.as_deref(), "{path}");
         assert_eq!(r.doc["size_bytes"], bytes.len() as u64, "{path}");
         assert_eq!(r.doc["char_count"], 0, "{path}");
         // Metadata-only files are change-detected like any other.
@@ -264,6 +263,7 @@ async fn binary_non_utf8_and_too_large_are_metadata_only_with_a_reason() {
         f.indexer.resolver.clone(),
         IndexerOptions {
             max_content_bytes: 1 << 20,
+            ..Default::default()
         },
     );
     let r = bigger.index_file("big.log").await.unwrap();
@@ -401,4 +401,80 @@ async fn permission_denied_is_unreadable() {
         "child output: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Issue 14, defect 5: the size limit applies on the stat, before any read.
+/// A 4 GiB sparse file (hashed whole before the fix: ~17 s) is indexed
+/// metadata-only at once; a change of its size is a new version, the same
+/// size and time are unchanged.
+#[tokio::test]
+async fn a_huge_file_is_not_read_before_the_size_limit_applies() {
+    let f = fixture();
+    let p = f.root.join("huge.bin");
+    let file = std::fs::File::create(&p).unwrap();
+    file.set_len(4 << 30).unwrap();
+    let t = std::time::Instant::now();
+    let r = f.indexer.index_file("huge.bin").await.unwrap();
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(s(&r.doc, "content_omitted"), Some("too_large"));
+    assert!(r.doc["file_hash"].is_null() && r.doc["content"].is_null());
+    assert_eq!(r.doc["size_bytes"], 4u64 << 30);
+    assert!(r.doc["mtime_ns"].as_i64().is_some());
+    let before = f.txs();
+    let again = f.indexer.index_file("huge.bin").await.unwrap();
+    assert_eq!(again.action, IndexAction::Unchanged);
+    assert_eq!(f.txs(), before);
+    file.set_len(5 << 30).unwrap();
+    let grown = f.indexer.index_file("huge.bin").await.unwrap();
+    assert_eq!(grown.action, IndexAction::Updated);
+    assert_eq!(grown.doc["size_bytes"], 5u64 << 30);
+}
+
+/// Issue 14, defect 2: a file on the secret list, or outside the workspace
+/// and the mounts, is indexed metadata-only with the reason and never read;
+/// opting in reads it.
+#[tokio::test]
+async fn secrets_and_files_outside_the_workspace_are_withheld() {
+    let f = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    let out_path = std::fs::canonicalize(outside.path())
+        .unwrap()
+        .join("shadow");
+    std::fs::write(&out_path, "root:SECRET-OUTSIDE").unwrap();
+    f.write(".env", "API_KEY=SECRET-ENV");
+    f.write("config/server.pem", "SECRET-PEM");
+    f.write("id_test.go", "package id");
+    f.write(".env.example", "API_KEY=");
+    let cases = [
+        (".env", Some("secret")),
+        ("config/server.pem", Some("secret")),
+        (out_path.to_str().unwrap(), Some("outside_workspace")),
+        ("id_test.go", None),
+        (".env.example", None),
+    ];
+    for (path, withheld) in cases {
+        let r = f.indexer.index_file(path).await.unwrap();
+        assert_eq!(s(&r.doc, "withheld"), withheld, "{path}");
+        if withheld.is_some() {
+            assert_eq!(s(&r.doc, "content_omitted"), withheld, "{path}");
+            assert!(r.doc["content"].is_null() && r.doc["file_hash"].is_null());
+            let stored =
+                serde_json::to_string(&f.store.history(&r.object_id).await.unwrap()).unwrap();
+            assert!(!stored.contains("SECRET"), "{path}: {stored}");
+        } else {
+            assert!(r.doc["content"].is_string(), "{path}");
+        }
+    }
+    // Opted in: read like any other file.
+    let mut opts = IndexerOptions::default();
+    opts.secrets.read_secrets = true;
+    opts.secrets.read_outside_workspace = true;
+    let open = Indexer::new(f.store.clone(), f.indexer.resolver.clone(), opts);
+    for path in [".env", out_path.to_str().unwrap()] {
+        let r = open.index_file(path).await.unwrap();
+        assert_eq!(r.action, IndexAction::Updated, "{path}");
+        assert!(s(&r.doc, "content").unwrap().contains("SECRET"), "{path}");
+        assert!(r.doc.get("withheld").is_none());
+    }
 }

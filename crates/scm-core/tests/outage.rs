@@ -210,8 +210,15 @@ async fn reads_and_writes_during_an_outage_read_the_file_and_queue_its_version()
         switch.set(UP);
         s.flush().await.unwrap();
         let versions = ws.store.history(&a).await.unwrap();
-        assert_eq!(versions.len(), 1, "only the last queued version is written");
-        assert_eq!(versions[0].doc.as_ref().unwrap()["content"], "ALPHA-2");
+        let contents: Vec<_> = versions
+            .iter()
+            .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+            .collect();
+        assert_eq!(
+            contents,
+            vec![json!("ALPHA-1"), json!("ALPHA-2")],
+            "every queued version is written"
+        );
         assert_eq!(ws.store.history(&b).await.unwrap().len(), 1);
     }
 }
@@ -243,5 +250,150 @@ async fn other_store_failures_still_fail_and_the_split_form_reports_them_too() {
             .await
             .unwrap()
             .is_some());
+    }
+}
+
+/// Issue 14, defect 1: a file read in four versions while the store is
+/// down reaches the store's history with all four, in order (each in a
+/// transaction of its own, as one transaction keeps only the last put of an
+/// id); a version equal to the one queued before it is not repeated; the
+/// system prompt keeps its versions the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_version_queued_during_an_outage_reaches_the_history_in_order() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage-versions").await;
+        let a = ws.file_id("a.txt");
+        ws.write("a.txt", "V0");
+        s.read("a.txt").await.unwrap();
+        switch.set(DOWN);
+        for v in 1..=4 {
+            ws.write("a.txt", &format!("V{v}"));
+            let r = s.read("a.txt").await.unwrap();
+            assert!(r.ok, "{r:?}");
+            // Read again unchanged: nothing new to queue.
+            s.read("a.txt").await.unwrap();
+        }
+        s.set_system_prompt("P1").unwrap();
+        s.set_system_prompt("P2").unwrap();
+        let mut t = Transcript::default();
+        t.user("u");
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.has_pending());
+        switch.set(UP);
+        let before = ws.store.submitted_tx_count();
+        s.flush().await.unwrap().expect("the queued write");
+        assert_eq!(
+            ws.store.submitted_tx_count() - before,
+            4,
+            "one round per version"
+        );
+        let contents: Vec<_> = ws
+            .store
+            .history(&a)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+            .collect();
+        assert_eq!(
+            contents,
+            vec![
+                json!("V0"),
+                json!("V1"),
+                json!("V2"),
+                json!("V3"),
+                json!("V4")
+            ]
+        );
+        let sp = format!("system_prompt:{}", s.session_id());
+        let prompts: Vec<_> = ws
+            .store
+            .history(&sp)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+            .collect();
+        assert_eq!(prompts, vec![json!("P1"), json!("P2")]);
+        // The calls recorded during the outage rebuild from the store.
+        for i in 0..s.model_call_count() {
+            s.reconstruct_call(i).await.unwrap();
+        }
+    }
+}
+
+/// A multi-round write that fails after its first round re-queues only the
+/// rounds that did not land, before what was queued since.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_failing_between_rounds_requeues_only_what_did_not_land() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage-rounds").await;
+        let a = ws.file_id("a.txt");
+        switch.set(DOWN);
+        for v in 1..=3 {
+            ws.write("a.txt", &format!("V{v}"));
+            s.read("a.txt").await.unwrap();
+        }
+        let mut p = s.take_pending().unwrap();
+        assert_eq!(p.tx_count(), 3);
+        switch.set(UP);
+        // Only the first round lands: a store that goes down after one
+        // transaction.
+        struct OneThenDown<'a>(&'a Switch, std::sync::atomic::AtomicU32);
+        #[async_trait]
+        impl Store for OneThenDown<'_> {
+            fn kind(&self) -> &'static str {
+                "once"
+            }
+            async fn submit(&self, ops: Vec<TxOp>) -> Result<TxReceipt> {
+                if self.1.fetch_add(1, Ordering::SeqCst) > 0 {
+                    self.0.set(DOWN);
+                }
+                self.0.submit(ops).await
+            }
+            async fn get(&self, id: &str) -> Result<Option<Document>> {
+                self.0.get(id).await
+            }
+            async fn get_many(&self, ids: &[String]) -> Result<Vec<Document>> {
+                self.0.get_many(ids).await
+            }
+            async fn get_as_of(&self, id: &str, a: AsOf<'_>) -> Result<Option<Document>> {
+                self.0.get_as_of(id, a).await
+            }
+            async fn history(&self, id: &str) -> Result<Vec<Version>> {
+                self.0.history(id).await
+            }
+            async fn latest_tx_id(&self) -> Result<Option<i64>> {
+                self.0.latest_tx_id().await
+            }
+            async fn ids_of_type(&self, ty: &str) -> Result<Vec<String>> {
+                self.0.ids_of_type(ty).await
+            }
+            async fn counts(&self) -> Result<scm_core::store::StoreCounts> {
+                self.0.counts().await
+            }
+            fn submitted_tx_count(&self) -> u64 {
+                self.0.submitted_tx_count()
+            }
+        }
+        let once = OneThenDown(&switch, Default::default());
+        let e = p.submit(&once).await.unwrap_err();
+        s.restore_failed_write(p, &e);
+        ws.write("a.txt", "V4");
+        s.read("a.txt").await.unwrap();
+        switch.set(UP);
+        s.flush().await.unwrap().unwrap();
+        let contents: Vec<_> = ws
+            .store
+            .history(&a)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+            .collect();
+        assert_eq!(
+            contents,
+            vec![json!("V1"), json!("V2"), json!("V3"), json!("V4")]
+        );
     }
 }

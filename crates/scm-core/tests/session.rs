@@ -782,3 +782,143 @@ async fn a_blank_session_id_is_refused() {
         assert_eq!(err.code(), "INVALID_ARGUMENT", "{sid:?}");
     }
 }
+
+/// Issue 14, defect 6: without watchers, a read that finds the file gone
+/// (or replaced by a directory) records the deletion, and activating a file
+/// that vanished since it was read does not call the old content current.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_or_activate_that_finds_the_file_gone_records_the_deletion() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("gone").await;
+        ws.write("a.txt", "ALPHA-BODY");
+        ws.write("b.txt", "BRAVO-BODY");
+        ws.write("c.txt", "CHARLIE-BODY");
+        for p in ["a.txt", "b.txt", "c.txt"] {
+            assert!(s.read(p).await.unwrap().ok);
+        }
+        let (a, b, c) = (
+            ws.file_id("a.txt"),
+            ws.file_id("b.txt"),
+            ws.file_id("c.txt"),
+        );
+        let mut t = Transcript::default();
+        t.user("u");
+        s.transform_context(&t.messages).await.unwrap();
+
+        ws.remove("a.txt");
+        let r = s.read("a.txt").await.unwrap();
+        assert_eq!(r.code.as_deref(), Some("FILE_NOT_FOUND"));
+        ws.remove("b.txt");
+        std::fs::create_dir(ws.root.join("b.txt")).unwrap();
+        let r = s.read("b.txt").await.unwrap();
+        assert_eq!(r.code.as_deref(), Some("NOT_A_FILE"));
+        ws.remove("c.txt");
+        assert!(s.activate(&c).ok);
+        t.user("v");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for (id, body) in [(&a, "ALPHA-BODY"), (&b, "BRAVO-BODY"), (&c, "CHARLIE-BODY")] {
+            let h = ws.store.history(id).await.unwrap();
+            assert_eq!(h.len(), 2, "{id}");
+            let last = h.last().unwrap().doc.as_ref().unwrap();
+            assert_eq!(last["state"], "deleted", "{id}");
+            assert!(last["content"].is_null());
+            assert_eq!(occurrences(&out, body), 0, "{body} is not shown as current");
+        }
+        let snap = s.snapshot();
+        for e in snap
+            .metadata_pool
+            .iter()
+            .filter(|e| [&a, &b, &c].contains(&&e.id))
+        {
+            assert_eq!(e.state.as_deref(), Some("deleted"), "{}", e.id);
+        }
+    }
+}
+
+/// Issue 14, defect 2: a read of a file on the secret list (or outside the
+/// workspace) stores neither its bytes (file object) nor pi's tool result
+/// (the toolcall keeps one line saying why), and the model is shown that
+/// line, never the bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withheld_file_read_is_neither_stored_nor_shown() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("secret").await;
+        ws.write(".env", "API_KEY=SECRET-ENV-VALUE");
+        let outside = tempfile::tempdir().unwrap();
+        let shadow = outside.path().join("shadow");
+        std::fs::write(&shadow, "root:SECRET-SHADOW").unwrap();
+        let shadow = shadow.to_string_lossy().into_owned();
+        let mut t = Transcript::default();
+        t.user("u");
+        for (c, p, body) in [
+            ("c1", ".env", "API_KEY=SECRET-ENV-VALUE"),
+            ("c2", shadow.as_str(), "root:SECRET-SHADOW"),
+        ] {
+            let r = s.read(p).await.unwrap();
+            assert!(r.ok && r.message.contains("metadata only"), "{r:?}");
+            t.call(c, "read", json!({"path": p}), body);
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let shown = serde_json::to_string(&out).unwrap();
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("[withheld: secret]"), "{shown}");
+        assert!(shown.contains("[withheld: outside_workspace]"), "{shown}");
+        s.flush().await.unwrap();
+        let sid = s.session_id().to_string();
+        let mut ids = vec![
+            ws.file_id(".env"),
+            toolcall_id(&s, "c1"),
+            toolcall_id(&s, "c2"),
+        ];
+        ids.push(format!("chat:{sid}"));
+        for id in ids {
+            let h = s.history(&id).await.unwrap();
+            assert!(!h.is_empty(), "{id}");
+            let stored = serde_json::to_string(&h).unwrap();
+            assert!(!stored.contains("SECRET"), "{id}: {stored}");
+        }
+        s.close().await.unwrap();
+    }
+}
+
+/// Issue 14, defect 7: a read of a name pi finds only through its fallbacks
+/// (NFD, curly quote, AM/PM with U+202F, Unicode spaces) is indexed under
+/// the file pi read, and its tool call refers to that object (the content
+/// is shown once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_follow_pis_path_fallbacks() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("fallbacks").await;
+        let cases = [
+            // (on disk, as the model typed it)
+            (
+                "Capture d\u{2019}e\u{301}cran.txt",
+                "Capture d'\u{e9}cran.txt",
+                "BODY-FR",
+            ),
+            (
+                "Shot 10.00.01\u{202F}AM.txt",
+                "Shot 10.00.01 AM.txt",
+                "BODY-AMPM",
+            ),
+            ("cafe\u{301}.txt", "caf\u{e9}.txt", "BODY-NFD"),
+            ("two words.txt", "two\u{a0}words.txt", "BODY-SPACE"),
+        ];
+        let mut t = Transcript::default();
+        t.user("u");
+        for (i, (disk, typed, body)) in cases.iter().enumerate() {
+            ws.write(disk, body);
+            let r = s.read(typed).await.unwrap();
+            assert!(r.ok, "{typed}: {r:?}");
+            assert_eq!(r.id.as_deref(), Some(ws.file_id(disk).as_str()), "{typed}");
+            t.call(&format!("c{i}"), "read", json!({"path": typed}), body);
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for (disk, _, body) in cases {
+            assert_eq!(occurrences(&out, body), 1, "{disk}");
+        }
+    }
+}

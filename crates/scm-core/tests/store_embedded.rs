@@ -600,3 +600,46 @@ async fn a_process_killed_with_an_open_transaction_leaves_no_trace() {
     let again = EmbeddedStore::open(&path).unwrap();
     assert_eq!(again.latest_tx_id().await.unwrap(), Some(r.tx_id));
 }
+
+/// Issue 14, defect 2: the store is private to the user. A new `.scm/`
+/// directory is 0700 with a `.gitignore` of `*`; the database and SQLite's
+/// `-wal`/`-shm` files are 0600 whatever the umask; an existing store
+/// created world-readable is narrowed on open.
+#[tokio::test]
+async fn the_store_directory_and_files_are_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let scm = dir.path().join(".scm");
+    let path = scm.join("store.sqlite");
+    let store = EmbeddedStore::open(&path).unwrap();
+    store
+        .submit(vec![scm_core::store::TxOp::Put(
+            serde_json::json!({"xt/id": "a", "v": 1})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )])
+        .await
+        .unwrap();
+    assert_eq!(mode(&scm), 0o700);
+    let ignore = std::fs::read_to_string(scm.join(".gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+    for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"] {
+        let p = scm.join(name);
+        assert!(p.exists(), "{name}");
+        assert_eq!(mode(&p), 0o600, "{name}");
+    }
+    drop(store);
+    // A store left world-readable by an earlier version is narrowed.
+    for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"] {
+        let p = scm.join(name);
+        if p.exists() {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    std::fs::set_permissions(&scm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _store = EmbeddedStore::open(&path).unwrap();
+    assert_eq!(mode(&scm), 0o700);
+    assert_eq!(mode(&path), 0o600);
+}

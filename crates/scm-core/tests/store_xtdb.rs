@@ -278,6 +278,8 @@ fn options(url: &str, timeout_ms: u64, retries: u32) -> XtdbOptions {
         request_timeout: Duration::from_millis(timeout_ms),
         await_timeout: Duration::from_millis(timeout_ms),
         retries,
+        // These cases check how each call fails on its own.
+        fail_fast: false,
     }
 }
 
@@ -477,4 +479,228 @@ async fn await_that_never_completes_is_store_timeout() {
     assert_eq!(e.code(), "STORE_TIMEOUT", "{e}");
     assert!(e.to_string().contains("await-tx 7"), "{e}");
     assert_eq!(store.submitted_tx_count(), 1, "the tx was logged");
+}
+
+// ------------------------------------------------------ fail fast while down
+
+/// Issue 14, defect 4: after one call found the node hanging (accepts, never
+/// answers), every later call fails at once instead of waiting out its
+/// deadline again; the bound is a behaviour bound, not a benchmark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_node_costs_the_deadline_once_then_calls_fail_fast() {
+    let p = peer(64, |_| None);
+    let store = XtdbStore::new(XtdbOptions {
+        fail_fast: true,
+        ..options(&p.url, 2_000, 3)
+    })
+    .unwrap();
+    let started = Instant::now();
+    let e = store.get("x").await.unwrap_err();
+    assert_eq!(e.code(), "STORE_TIMEOUT", "{e}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert!(store.is_down());
+    for _ in 0..3 {
+        for (call, e, took) in every_call(&store).await {
+            assert_eq!(e.code(), "STORE_UNAVAILABLE", "{call}: {e}");
+            assert!(e.to_string().contains("failing fast"), "{call}: {e}");
+            assert!(took < Duration::from_secs(1), "{call} took {took:?}");
+        }
+    }
+    assert_eq!(store.submitted_tx_count(), 0);
+}
+
+/// Where the proxy sends connections.
+const FORWARD: usize = 0;
+const HANG: usize = 1;
+const REFUSE: usize = 2;
+
+/// A TCP proxy on 127.0.0.1 in front of a real node: forwards, hangs
+/// (accepts and never answers, also on open connections), or refuses (the
+/// node looks stopped: connections are closed at once).
+struct Proxy {
+    url: String,
+    mode: Arc<AtomicUsize>,
+}
+
+fn proxy(node: &str) -> Proxy {
+    let target = node
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mode = Arc::new(AtomicUsize::new(FORWARD));
+    let m = mode.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(client) = conn else { continue };
+            let (m, target) = (m.clone(), target.clone());
+            std::thread::spawn(move || relay(client, &target, &m));
+        }
+    });
+    Proxy { url, mode }
+}
+
+fn relay(client: TcpStream, target: &str, mode: &AtomicUsize) {
+    if mode.load(Ordering::SeqCst) == REFUSE {
+        return; // dropped: closed at once
+    }
+    let Ok(server) = TcpStream::connect(target) else {
+        return;
+    };
+    // Short read timeouts so each direction notices a mode change.
+    let tick = Some(Duration::from_millis(20));
+    for s in [&client, &server] {
+        s.set_read_timeout(tick).ok();
+    }
+    let pump = |mut from: TcpStream, mut to: TcpStream, mode: &AtomicUsize| {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match mode.load(Ordering::SeqCst) {
+                FORWARD => {}
+                REFUSE => return,
+                // Hang: hold the connection, pass nothing.
+                _ => {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+            }
+            match from.read(&mut buf) {
+                Ok(0) => return,
+                // Checked again after the read: bytes sent after a mode
+                // change never pass.
+                Ok(_) if mode.load(Ordering::SeqCst) == REFUSE => return,
+                Ok(_) if mode.load(Ordering::SeqCst) == HANG => {}
+                Ok(n) => {
+                    if to.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return,
+            }
+        }
+    };
+    let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    std::thread::scope(|sc| {
+        sc.spawn(|| pump(c2, s2, mode));
+        pump(server, client, mode);
+    });
+}
+
+/// Waits until the store's background probe has found the node again.
+/// A poll with a deadline: the probe has no completion signal to await.
+async fn until_up(store: &XtdbStore) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while store.is_down() {
+        assert!(Instant::now() < deadline, "the probe never found the node");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Defect 4 against a real node behind a proxy: hanging, then stopped
+/// (refusing), each found once and then failing fast; the probe finds the
+/// node back without a restart of the client, and writes land again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_found_down_fails_fast_and_is_found_back_by_the_probe() {
+    let Some(node) = node_url() else { return };
+    let px = proxy(&node);
+    let store = XtdbStore::new(XtdbOptions {
+        request_timeout: Duration::from_secs(2),
+        await_timeout: Duration::from_secs(5),
+        ..XtdbOptions::new(&px.url)
+    })
+    .unwrap();
+    let id = unique("fail-fast");
+    store
+        .submit(vec![TxOp::Put(doc(&id, json!({"v": 1})))])
+        .await
+        .unwrap();
+    for outage in [HANG, REFUSE] {
+        px.mode.store(outage, Ordering::SeqCst);
+        let first = store.get(&id).await.unwrap_err();
+        assert!(first.is_transient(), "{first}");
+        for _ in 0..5 {
+            let t = Instant::now();
+            let e = store.get(&id).await.unwrap_err();
+            assert_eq!(e.code(), "STORE_UNAVAILABLE", "{e}");
+            assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        }
+        px.mode.store(FORWARD, Ordering::SeqCst);
+        until_up(&store).await;
+        let v = if outage == HANG { 2 } else { 3 };
+        store
+            .submit(vec![TxOp::Put(doc(&id, json!({"v": v})))])
+            .await
+            .unwrap();
+        assert_eq!(store.get(&id).await.unwrap().unwrap()["v"], v);
+    }
+    assert_eq!(store.history(&id).await.unwrap().len(), 3);
+}
+
+/// Defects 1 and 4 together, on a real node behind the proxy: the node is
+/// "stopped" (connections refused) while a session reads a file in four
+/// versions; the reads answer from disk, the store calls fail fast, and once
+/// the node is back the probe finds it and one flush puts all four versions
+/// into its history, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_read_while_the_node_is_stopped_all_reach_its_history() {
+    use scm_core::fs::indexer::{Indexer, IndexerOptions};
+    use scm_core::fs::resolver::Resolver;
+    use scm_core::session::{Session, SessionOptions};
+    let Some(node) = node_url() else { return };
+    let px = proxy(&node);
+    let store = Arc::new(
+        XtdbStore::new(XtdbOptions {
+            request_timeout: Duration::from_secs(2),
+            await_timeout: Duration::from_secs(5),
+            ..XtdbOptions::new(&px.url)
+        })
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let resolver = Arc::new(Resolver::new("fs-xt".into(), root.clone(), vec![], true));
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let indexer = Arc::new(Indexer::new(
+        dyn_store.clone(),
+        resolver.clone(),
+        IndexerOptions::default(),
+    ));
+    let mut s = Session::open(dyn_store, indexer, SessionOptions::new(unique("stopped")))
+        .await
+        .unwrap();
+    let id = resolver.resolve("a.txt").unwrap().source.file_object_id();
+    px.mode.store(REFUSE, Ordering::SeqCst);
+    for v in 1..=4 {
+        std::fs::write(root.join("a.txt"), format!("V{v}")).unwrap();
+        let t = Instant::now();
+        let r = s.read("a.txt").await.unwrap();
+        assert!(r.ok, "{r:?}");
+        if v > 1 {
+            assert!(
+                t.elapsed() < Duration::from_secs(1),
+                "read {v}: {:?}",
+                t.elapsed()
+            );
+        }
+    }
+    px.mode.store(FORWARD, Ordering::SeqCst);
+    until_up(&store).await;
+    s.flush().await.unwrap().expect("the queued versions");
+    let contents: Vec<Value> = store
+        .history(&id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+        .collect();
+    assert_eq!(
+        contents,
+        vec![json!("V1"), json!("V2"), json!("V3"), json!("V4")]
+    );
 }

@@ -238,6 +238,41 @@ async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
     w.close();
 }
 
+/// Issue 14, defect 6: a tracked file replaced by a directory gets a
+/// deletion version (the spec's states have no "not a file": the file at
+/// that path is gone), not an indexing error. A probe change afterwards
+/// proves no error event was pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_replaced_by_a_directory_is_a_deletion() {
+    let f = fixture();
+    let a = f.indexed("a.md", "# a").await;
+    let probe = f.indexed("probe.txt", "p0").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+    w.track(&probe).unwrap();
+
+    std::fs::remove_file(f.path("a.md")).unwrap();
+    std::fs::create_dir(f.path("a.md")).unwrap();
+    let mut deleted = 0;
+    loop {
+        match next(&mut rx).await {
+            WatchEvent::Deleted { object_id, doc } => {
+                assert_eq!(object_id, a.source.file_object_id());
+                assert_eq!(doc["state"], "deleted");
+                deleted += 1;
+                std::fs::write(f.path("probe.txt"), "p1").unwrap();
+            }
+            WatchEvent::Updated { object_id, .. } if object_id == probe.source.file_object_id() => {
+                break
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(deleted, 1);
+    assert_eq!(f.versions(&a).await, 2);
+    w.close();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_is_a_linked_deletion_and_new_object() {
     let f = fixture();

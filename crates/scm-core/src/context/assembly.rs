@@ -254,6 +254,15 @@ pub fn active_body<'a>(
         match (str_field(doc, "state"), str_field(doc, "content_omitted")) {
             (Some("deleted"), _) => format!("[deleted] file path={path} no longer exists"),
             (Some("stub"), _) => format!("[unread] file path={path} has not been read"),
+            (_, Some(reason @ ("secret" | "outside_workspace"))) => format!(
+                "[withheld: {reason}] file path={path} size_bytes={}: its content is not stored or shown because {}",
+                doc.get("size_bytes").and_then(Value::as_u64).unwrap_or(0),
+                if reason == "secret" {
+                    "it matches the secret list"
+                } else {
+                    "it is outside the workspace and the configured mounts"
+                }
+            ),
             (_, Some(reason)) => format!(
                 "[{reason}] file path={path} size_bytes={}: content not shown",
                 doc.get("size_bytes").and_then(Value::as_u64).unwrap_or(0)

@@ -12,17 +12,18 @@
 //! | directory, FIFO, socket, device         | `NOT_A_FILE` (a FIFO is never opened)   |
 //! | not reachable from this client          | `FILE_UNREADABLE`                       |
 //! | vanished between stat and read          | `FILE_NOT_FOUND`                        |
-//! | larger than `max_content_bytes`         | metadata-only, `content_omitted: too_large`, streamed `file_hash` |
+//! | larger than `max_content_bytes` (stat)  | metadata-only, `content_omitted: too_large`, never read: no `file_hash`, `size_bytes` + `mtime_ns` |
+//! | grew past the limit between stat and read | the same, after reading limit + 1 bytes  |
+//! | matches the secret list                 | metadata-only, `withheld: secret`, never read (unless opted in) |
+//! | outside the workspace and the mounts    | metadata-only, `withheld: outside_workspace`, never read (unless opted in) |
 //! | NUL byte in the first 8 KiB             | metadata-only, `content_omitted: binary` |
 //! | not valid UTF-8                         | metadata-only, `content_omitted: non_utf8` |
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::fs::resolver::{ResolvedPath, Resolver};
@@ -72,12 +73,15 @@ pub struct IndexResult {
 pub struct IndexerOptions {
     /// Files larger than this become metadata-only (`content_omitted: too_large`).
     pub max_content_bytes: u64,
+    /// Which files are never read (metadata-only, `withheld`).
+    pub secrets: crate::fs::secrets::SecretPolicy,
 }
 
 impl Default for IndexerOptions {
     fn default() -> Self {
         Self {
             max_content_bytes: 1024 * 1024,
+            secrets: Default::default(),
         }
     }
 }
@@ -99,8 +103,11 @@ impl Indexer {
 
     /// Read the file at `agent_path` and index it (created / updated / unchanged).
     /// Unreadable, vanished or special files → coded error, nothing written.
+    /// The path is resolved as pi's file tools resolve it
+    /// ([`Resolver::resolve_read`]: its fallbacks only apply when the
+    /// literal path does not exist).
     pub async fn index_file(&self, agent_path: &str) -> Result<IndexResult> {
-        let resolved = self.resolver.resolve(agent_path)?;
+        let resolved = self.resolver.resolve_read(agent_path)?;
         self.index_resolved(&resolved).await
     }
 
@@ -143,7 +150,8 @@ impl Indexer {
     ) -> Result<IndexResult> {
         let host = reachable(resolved)?;
         let max = self.options.max_content_bytes;
-        let payload = tokio::task::spawn_blocking(move || read_payload(&host, max))
+        let withheld = self.withheld(resolved);
+        let payload = tokio::task::spawn_blocking(move || read_payload(&host, max, withheld))
             .await
             .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
         let object_id = resolved.source.file_object_id();
@@ -161,6 +169,23 @@ impl Indexer {
             doc.insert(key.into(), Value::String(id.into()));
         }
         self.write_version(object_id, doc, existing.is_some()).await
+    }
+
+    /// Why `resolved` must not be read, if it must not (the secret list,
+    /// outside the workspace and the mounts; each unless opted in).
+    pub fn withheld(&self, resolved: &ResolvedPath) -> Option<ContentOmitted> {
+        self.options.secrets.withheld(&self.resolver, resolved)
+    }
+
+    /// [`read_payload`] under this indexer's limits (blocking `std::fs`):
+    /// for reads the session makes itself (activating a stub, an outage).
+    pub fn read_blocking(&self, resolved: &ResolvedPath) -> Result<FilePayload> {
+        let host = reachable(resolved)?;
+        read_payload(
+            &host,
+            self.options.max_content_bytes,
+            self.withheld(resolved),
+        )
     }
 
     /// Discovery: a stub (null content and hashes) unless the object exists,
@@ -327,10 +352,23 @@ fn reachable(resolved: &ResolvedPath) -> Result<PathBuf> {
 
 /// Whether the stored version already reflects these bytes: same `file_hash`
 /// (the protocol's test) and the same omission reason, so raising
-/// `max_content_bytes` lets a formerly too-large file get its content.
+/// `max_content_bytes` lets a formerly too-large file get its content. A file
+/// that was not read (too large, withheld) has no hash: the same size and
+/// modification time stand for it.
 fn same_source_state(doc: &Document, payload: &FilePayload) -> bool {
     let (hash, omitted) = match payload {
         FilePayload::Text { file_hash, .. } => (Some(file_hash.as_str()), None),
+        FilePayload::Omitted {
+            file_hash: None,
+            reason,
+            size_bytes,
+            mtime_ns,
+        } => {
+            return doc.get("file_hash").is_some_and(Value::is_null)
+                && doc.get("content_omitted").and_then(Value::as_str) == Some(reason.as_str())
+                && doc.get("size_bytes").and_then(Value::as_u64) == Some(*size_bytes)
+                && doc.get("mtime_ns").and_then(Value::as_i64) == *mtime_ns;
+        }
         FilePayload::Omitted {
             file_hash, reason, ..
         } => (file_hash.as_deref(), Some(reason.as_str())),
@@ -339,6 +377,22 @@ fn same_source_state(doc: &Document, payload: &FilePayload) -> bool {
     hash.is_some()
         && doc.get("file_hash").and_then(Value::as_str) == hash
         && doc.get("content_omitted").and_then(Value::as_str) == omitted
+}
+
+/// Modification time in nanoseconds since the epoch.
+fn mtime_ns(meta: &std::fs::Metadata) -> Option<i64> {
+    use std::os::unix::fs::MetadataExt;
+    Some(meta.mtime().checked_mul(1_000_000_000)? + meta.mtime_nsec())
+}
+
+/// Metadata-only for a file that is not read.
+fn unread(reason: ContentOmitted, meta: &std::fs::Metadata) -> FilePayload {
+    FilePayload::Omitted {
+        reason,
+        file_hash: None,
+        size_bytes: meta.len(),
+        mtime_ns: mtime_ns(meta),
+    }
 }
 
 fn io_error(path: &Path, e: &io::Error) -> Error {
@@ -389,10 +443,24 @@ fn require_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
 
 /// Stat, open and read `path` (blocking; run in `spawn_blocking`). Public:
 /// the session upgrades a discovery stub with it synchronously on `activate`.
-pub fn read_payload(path: &Path, max_content_bytes: u64) -> Result<FilePayload> {
+///
+/// The size limit and `withheld` apply on the `stat`, before the file is
+/// opened: a file over the limit or withheld is never read (a 4 GB file
+/// costs a `stat`, not a hash of 4 GB).
+pub fn read_payload(
+    path: &Path,
+    max_content_bytes: u64,
+    withheld: Option<ContentOmitted>,
+) -> Result<FilePayload> {
     use std::os::unix::fs::OpenOptionsExt;
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
     require_regular(path, &meta)?;
+    if let Some(reason) = withheld {
+        return Ok(unread(reason, &meta));
+    }
+    if meta.len() > max_content_bytes {
+        return Ok(unread(ContentOmitted::TooLarge, &meta));
+    }
     // O_NONBLOCK: if the path was swapped for a FIFO after the stat, open
     // returns at once instead of waiting for a writer; the fstat below then
     // rejects it. It has no effect on reads from regular files.
@@ -403,6 +471,9 @@ pub fn read_payload(path: &Path, max_content_bytes: u64) -> Result<FilePayload> 
         .map_err(|e| io_error(path, &e))?;
     let meta = file.metadata().map_err(|e| io_error(path, &e))?;
     require_regular(path, &meta)?;
+    if meta.len() > max_content_bytes {
+        return Ok(unread(ContentOmitted::TooLarge, &meta));
+    }
 
     // Read up to the limit + 1 byte: the stat size may be stale.
     let mut bytes = Vec::with_capacity(meta.len().min(max_content_bytes) as usize);
@@ -411,33 +482,11 @@ pub fn read_payload(path: &Path, max_content_bytes: u64) -> Result<FilePayload> 
         .read_to_end(&mut bytes)
         .map_err(|e| io_error(path, &e))?;
     if bytes.len() as u64 > max_content_bytes {
-        let (file_hash, size_bytes) = stream_hash(path, &mut file, &bytes)?;
-        return Ok(FilePayload::Omitted {
-            reason: ContentOmitted::TooLarge,
-            file_hash: Some(file_hash),
-            size_bytes,
-        });
+        // It grew since the stat: not read further.
+        let meta = file.metadata().map_err(|e| io_error(path, &e))?;
+        return Ok(unread(ContentOmitted::TooLarge, &meta));
     }
     Ok(classify(bytes))
-}
-
-/// Finish hashing a large file without holding it in memory.
-fn stream_hash(path: &Path, file: &mut File, head: &[u8]) -> Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    hasher.update(head);
-    let mut size = head.len() as u64;
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(path, &e)),
-        };
-        hasher.update(&buf[..n]);
-        size += n as u64;
-    }
-    Ok((hex::encode(hasher.finalize()), size))
 }
 
 /// Text, or metadata-only with the reason (binary before non-UTF-8).
@@ -449,6 +498,7 @@ fn classify(bytes: Vec<u8>) -> FilePayload {
             reason: ContentOmitted::Binary,
             file_hash: Some(file_hash),
             size_bytes,
+            mtime_ns: None,
         };
     }
     match String::from_utf8(bytes) {
@@ -461,6 +511,7 @@ fn classify(bytes: Vec<u8>) -> FilePayload {
             reason: ContentOmitted::NonUtf8,
             file_hash: Some(file_hash),
             size_bytes,
+            mtime_ns: None,
         },
     }
 }

@@ -1,4 +1,5 @@
 //! Filesystem: resolver (agent path → source), indexer, watcher.
 pub mod indexer;
 pub mod resolver;
+pub mod secrets;
 pub mod watcher;

@@ -19,6 +19,15 @@
 //!    stay the one the agent named. If the parent does not exist, or resolves
 //!    outside the mount the path came through, the lexical path is used.
 //!
+//! 5. **The path pi actually reads** ([`Resolver::resolve_read`], for the
+//!    file tools): pi's tools first replace Unicode spaces (U+00A0,
+//!    U+2000–U+200A, U+202F, U+205F, U+3000) with a plain space; when that
+//!    path does not exist, pi's `read` tries, in order, the macOS screenshot
+//!    form (` AM.`/` PM.` with U+202F before AM/PM), NFD, curly quotes
+//!    (`'` → U+2019) and NFD + curly quotes, and reads the first that
+//!    exists (pi 0.73 and 1.5, `core/tools/path-utils.js`). The same
+//!    fallbacks here index the read under the file pi read.
+//!
 //! Paths are POSIX paths carried as UTF-8 strings (they end up in JSON).
 
 use std::path::{Path, PathBuf};
@@ -255,6 +264,30 @@ impl Resolver {
         })
     }
 
+    /// [`Resolver::resolve`] of the path pi's file tools use for
+    /// `agent_path` (rule 5): Unicode spaces made plain, then, when that
+    /// does not exist here, the first of pi's read fallbacks that does.
+    pub fn resolve_read(&self, agent_path: &str) -> Result<ResolvedPath> {
+        let plain = plain_spaces(agent_path);
+        let literal = self.resolve(&plain)?;
+        let exists = |r: &ResolvedPath| r.host_path.as_deref().is_some_and(|h| h.exists());
+        if literal.host_path.is_none() || exists(&literal) {
+            return Ok(literal);
+        }
+        let abs = self.absolute_agent_path(&plain)?;
+        let nfd = nfd(&abs);
+        for variant in [am_pm(&abs), nfd.clone(), curly(&abs), curly(&nfd)] {
+            if variant == abs {
+                continue;
+            }
+            let r = self.resolve(&variant)?;
+            if exists(&r) {
+                return Ok(r);
+            }
+        }
+        Ok(literal)
+    }
+
     /// The mount `source` lives under (by filesystem id and canonical
     /// prefix, longest canonical prefix first) and the rest of its path.
     fn mount_of<'a>(&'a self, source: &'a FilesystemSource) -> Option<(&'a MountMapping, &'a str)> {
@@ -328,15 +361,83 @@ impl Resolver {
         self.resolve(&agent).ok().filter(|r| r.host_path.is_some())
     }
 
+    /// Whether `source` is in the workspace: under a configured mount, or on
+    /// the default filesystem under the workspace root (as given, or with
+    /// its symlinks resolved).
+    pub fn is_in_workspace(&self, source: &FilesystemSource) -> bool {
+        if self.mount_of(source).is_some() {
+            return true;
+        }
+        source.filesystem_id == self.default_filesystem_id
+            && std::iter::once(self.root_str())
+                .chain(self.workspace_root_real.as_deref())
+                .any(|root| strip_component_prefix(&source.path, root).is_some())
+    }
+
     /// Whether a watcher may track `source` from this client.
     pub fn is_watchable(&self, source: &FilesystemSource) -> bool {
         self.host_path(source).is_some()
     }
 }
 
+/// pi's `normalizeUnicodeSpaces`: these spaces become U+0020.
+fn plain_spaces(p: &str) -> String {
+    p.chars()
+        .map(|c| match c {
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// pi's `tryMacOSScreenshotPath`: ` AM.` / ` PM.` (any case) get U+202F
+/// instead of the space.
+fn am_pm(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut rest = p;
+    while let Some(i) = rest.find(' ') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let b = after.as_bytes();
+        let hit = b.len() >= 3
+            && matches!(b[0], b'a' | b'A' | b'p' | b'P')
+            && matches!(b[1], b'm' | b'M')
+            && b[2] == b'.';
+        out.push(if hit { '\u{202F}' } else { ' ' });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// pi's `tryNFDVariant`: `String.prototype.normalize("NFD")`.
+fn nfd(p: &str) -> String {
+    icu_normalizer::DecomposingNormalizerBorrowed::new_nfd()
+        .normalize(p)
+        .into_owned()
+}
+
+/// pi's `tryCurlyQuoteVariant`: `'` → U+2019.
+fn curly(p: &str) -> String {
+    p.replace('\'', "\u{2019}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pi_variants() {
+        assert_eq!(
+            am_pm("/s/Shot 10.00.01 AM.png"),
+            "/s/Shot 10.00.01\u{202F}AM.png"
+        );
+        assert_eq!(am_pm("/s/x pm.png"), "/s/x\u{202F}pm.png");
+        assert_eq!(am_pm("/s/a b AMX"), "/s/a b AMX");
+        assert_eq!(nfd("/é"), "/e\u{301}");
+        assert_eq!(curly("/d'x"), "/d\u{2019}x");
+        assert_eq!(plain_spaces("a\u{00A0}b\u{3000}c"), "a b c");
+    }
 
     #[test]
     fn normalises_lexically_and_never_escapes_root() {

@@ -15,7 +15,8 @@
 //!   debounce window every tracked path an event mentions is re-stat'ed and
 //!   re-indexed through the [`Indexer`]: present → index (a new version only
 //!   if `file_hash` changed, so touches and identical rewrites are silent);
-//!   gone → deletion version. An atomic save (write a temp file, rename it
+//!   gone, or no longer a regular file (replaced by a directory) → deletion
+//!   version. An atomic save (write a temp file, rename it
 //!   over the tracked one) therefore reads as a change, never a deletion.
 //! - **Renames.** The debouncer pairs inotify's `MOVED_FROM`/`MOVED_TO`. If a
 //!   tracked file's old path is gone and the new path is a file, the old
@@ -436,13 +437,17 @@ impl Inner {
                 object_id: r.object_id,
                 doc: r.doc,
             }),
-            Err(Error::FileNotFound { .. }) => match self.indexer.index_file_deletion(res).await {
-                Ok(r) => self.emit(WatchEvent::Deleted {
-                    object_id: r.object_id,
-                    doc: r.doc,
-                }),
-                Err(e) => self.error(format!("recording deletion of {}: {e}", res.source.path)),
-            },
+            // Replaced by a directory (or a FIFO …): the file is gone too. Reported even when
+            // another manager stored the deletion first (the session ignores a version it has).
+            Err(Error::FileNotFound { .. } | Error::NotAFile { .. }) => {
+                match self.indexer.index_file_deletion(res).await {
+                    Ok(r) => self.emit(WatchEvent::Deleted {
+                        object_id: r.object_id,
+                        doc: r.doc,
+                    }),
+                    Err(e) => self.error(format!("recording deletion of {}: {e}", res.source.path)),
+                }
+            }
             Err(e) => self.error(format!("indexing {}: {e}", res.source.path)),
         }
     }

@@ -149,8 +149,13 @@ pub enum ContentOmitted {
     Binary,
     /// Not valid UTF-8.
     NonUtf8,
-    /// Larger than the configured size limit.
+    /// Larger than the configured size limit (not read, not hashed).
     TooLarge,
+    /// Matches the secret list (not read, not hashed; `withheld: "secret"`).
+    Secret,
+    /// Outside the workspace and the configured mounts (not read, not
+    /// hashed; `withheld: "outside_workspace"`).
+    OutsideWorkspace,
 }
 
 impl ContentOmitted {
@@ -159,7 +164,18 @@ impl ContentOmitted {
             ContentOmitted::Binary => "binary",
             ContentOmitted::NonUtf8 => "non_utf8",
             ContentOmitted::TooLarge => "too_large",
+            ContentOmitted::Secret => "secret",
+            ContentOmitted::OutsideWorkspace => "outside_workspace",
         }
+    }
+
+    /// Withheld on purpose (the bytes are never read): the reasons that
+    /// also set the document's `withheld` field.
+    pub fn is_withheld(self) -> bool {
+        matches!(
+            self,
+            ContentOmitted::Secret | ContentOmitted::OutsideWorkspace
+        )
     }
 }
 
@@ -258,11 +274,15 @@ pub enum FilePayload {
         file_hash: String,
         size_bytes: u64,
     },
-    /// Read, but content withheld (binary, non-UTF-8, too large).
+    /// Content withheld (binary, non-UTF-8: read; too large, secret,
+    /// outside the workspace: never read, so no `file_hash`).
     Omitted {
         reason: ContentOmitted,
         file_hash: Option<String>,
         size_bytes: u64,
+        /// Modification time (ns since the epoch) of a file that was not
+        /// read: with the size, what tells its versions apart.
+        mtime_ns: Option<i64>,
     },
     /// Discovery stub: never read.
     Stub,
@@ -275,6 +295,7 @@ pub fn file_document(source: &FilesystemSource, payload: FilePayload) -> Documen
     let id = source.file_object_id();
     let mut doc = envelope(&id, ObjectType::File, source.to_json());
     doc.insert("identity_hash".into(), Value::String(id));
+    let mut mtime = None;
     let (content, file_hash, state, omitted, size): (
         Option<String>,
         Option<String>,
@@ -297,13 +318,17 @@ pub fn file_document(source: &FilesystemSource, payload: FilePayload) -> Documen
             reason,
             file_hash,
             size_bytes,
-        } => (
-            None,
-            file_hash,
-            FileState::Present,
-            Some(reason),
-            Some(size_bytes),
-        ),
+            mtime_ns,
+        } => {
+            mtime = mtime_ns;
+            (
+                None,
+                file_hash,
+                FileState::Present,
+                Some(reason),
+                Some(size_bytes),
+            )
+        }
         FilePayload::Stub => (None, None, FileState::Stub, None, None),
         FilePayload::Deleted => (None, None, FileState::Deleted, None, None),
     };
@@ -325,7 +350,13 @@ pub fn file_document(source: &FilesystemSource, payload: FilePayload) -> Documen
         "content_omitted".into(),
         omitted.map_or(Value::Null, |o| Value::String(o.as_str().into())),
     );
+    if let Some(w) = omitted.filter(|o| o.is_withheld()) {
+        doc.insert("withheld".into(), Value::String(w.as_str().into()));
+    }
     doc.insert("size_bytes".into(), size.map_or(Value::Null, |s| json!(s)));
+    if let Some(t) = mtime {
+        doc.insert("mtime_ns".into(), json!(t));
+    }
     seal(doc, ObjectType::File)
 }
 

@@ -171,7 +171,7 @@ impl Session {
             return None;
         }
         let path = path_arg(args)?;
-        let resolved = self.resolver().resolve(path).ok()?;
+        let resolved = self.resolver().resolve_read(path).ok()?;
         let id = resolved.source.file_object_id();
         let shown = match self.objects.get(&id).and_then(Cached::source) {
             Some(src) => self.resolver().display_path(&src),

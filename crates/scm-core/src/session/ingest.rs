@@ -427,7 +427,15 @@ impl Session {
             .and_then(|c| c.arguments.clone())
             .unwrap_or_else(|| Value::Object(Map::new()));
         let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);
-        let content = result_text(msg.get("content"));
+        let mut content = result_text(msg.get("content"));
+        // A read of a withheld file (secret list, outside the workspace):
+        // the harness's tool result is the file's bytes, so the toolcall
+        // keeps one line saying why instead (stored and shown).
+        if tool == "read" && !is_error {
+            if let Some(note) = self.withheld_note(&args) {
+                content = note;
+            }
+        }
         let id = self.next_toolcall_id(&call_id);
         let context_tool = self.options.policy.is_context_tool(&tool);
         let file_refs = self.file_refs(&tool, &args, &content);
@@ -502,12 +510,44 @@ impl Session {
 
     /// File objects a tool call touched (resolved ids; discovery results are
     /// limited to files already in this session).
+    /// The one line a withheld file's read result is replaced with.
+    fn withheld_note(&self, args: &Value) -> Option<String> {
+        let path = path_arg(args)?;
+        let resolved = self.resolver().resolve_read(path).ok()?;
+        let reason = self.indexer.withheld(&resolved)?;
+        // A name on the secret list is withheld wherever the file is; a
+        // path outside the workspace only when it is a file here (a
+        // replayed session from another machine names paths that are not).
+        let here = resolved.host_path.as_deref().is_some_and(|h| h.is_file())
+            || self
+                .objects
+                .get(&resolved.source.file_object_id())
+                .is_some_and(|c| c.str("withheld").is_some());
+        if reason != crate::model::ContentOmitted::Secret && !here {
+            return None;
+        }
+        let why = match reason {
+            crate::model::ContentOmitted::Secret => "it matches the secret list",
+            _ => "it is outside the workspace and the configured mounts",
+        };
+        Some(format!(
+            "[withheld: {}] file path={}: its content is not stored or shown because {why}",
+            reason.as_str(),
+            self.resolver().display_path(&resolved.source)
+        ))
+    }
+
     fn file_refs(&self, tool: &str, args: &Value, content: &str) -> Vec<String> {
         let resolver = self.resolver();
         let id_of = |p: &str| resolver.resolve(p).ok().map(|r| r.source.file_object_id());
         let mut out: Vec<String> = Vec::new();
         match tool {
-            "read" | "write" | "edit" => out.extend(path_arg(args).and_then(id_of)),
+            // As pi resolved it (its fallbacks): the object the read indexed.
+            "read" | "write" | "edit" => out.extend(
+                path_arg(args)
+                    .and_then(|p| resolver.resolve_read(p).ok())
+                    .map(|r| r.source.file_object_id()),
+            ),
             "ls" | "find" | "grep" => {
                 let base = path_arg(args).unwrap_or(".");
                 for p in discovery::extract_paths(tool, content)

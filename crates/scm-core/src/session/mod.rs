@@ -270,17 +270,96 @@ impl ChatState {
     }
 }
 
+/// Writes queued for the next flush.
 #[derive(Debug, Default)]
 struct Pending {
-    docs: OrderedSet,
+    /// Every object version queued (content objects and the system prompt),
+    /// oldest first per object: an outage keeps each version, not only the
+    /// last (history is never erased).
+    versions: VersionQueue,
     session: bool,
     chat: bool,
-    system_prompt: bool,
 }
 
 impl Pending {
     fn is_empty(&self) -> bool {
-        self.docs.is_empty() && !self.session && !self.chat && !self.system_prompt
+        self.versions.is_empty() && !self.session && !self.chat
+    }
+}
+
+/// Object versions waiting to be written, in the order they were queued.
+/// Only a version identical to the one queued just before it (same
+/// `object_hash`) is merged into it: A, B, A stays three versions.
+#[derive(Debug, Default)]
+pub(crate) struct VersionQueue {
+    /// Ids in the order their first queued version was queued.
+    ids: OrderedSet,
+    by_id: HashMap<String, Vec<Document>>,
+}
+
+impl VersionQueue {
+    fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Queues `doc` as the newest version of `id`.
+    fn push(&mut self, id: &str, doc: Document) {
+        self.ids.insert(id);
+        let queue = self.by_id.entry(id.to_string()).or_default();
+        match queue.last_mut() {
+            Some(last) if last.get("object_hash") == doc.get("object_hash") => *last = doc,
+            _ => queue.push(doc),
+        }
+    }
+
+    /// Refreshes the descriptive fields of the newest queued version of
+    /// `id` when it is the same version as `doc`.
+    fn refresh(&mut self, id: &str, doc: &Document) {
+        if let Some(last) = self.by_id.get_mut(id).and_then(|q| q.last_mut()) {
+            if last.get("object_hash") == doc.get("object_hash") {
+                *last = doc.clone();
+            }
+        }
+    }
+
+    /// Puts `older` (a failed write's versions, per id oldest first) before
+    /// what was queued since.
+    fn prepend(&mut self, older: Vec<(String, Vec<Document>)>) {
+        let mut ids = OrderedSet::new();
+        let mut by_id: HashMap<String, Vec<Document>> = HashMap::new();
+        for (id, docs) in older {
+            ids.insert(id.as_str());
+            let q = by_id.entry(id).or_default();
+            for d in docs {
+                match q.last() {
+                    Some(l) if l.get("object_hash") == d.get("object_hash") => {}
+                    _ => q.push(d),
+                }
+            }
+        }
+        let newer = std::mem::take(self);
+        for id in newer.ids.iter() {
+            ids.insert(id.as_str());
+        }
+        for (id, docs) in newer.by_id {
+            let q = by_id.entry(id).or_default();
+            for d in docs {
+                match q.last_mut() {
+                    Some(l) if l.get("object_hash") == d.get("object_hash") => *l = d,
+                    _ => q.push(d),
+                }
+            }
+        }
+        *self = VersionQueue { ids, by_id };
+    }
+
+    /// Takes everything: (id, versions oldest first), in queue order.
+    fn take(&mut self) -> Vec<(String, Vec<Document>)> {
+        let mut by_id = std::mem::take(&mut self.by_id);
+        let ids = std::mem::take(&mut self.ids);
+        ids.iter()
+            .filter_map(|id| by_id.remove(id).map(|v| (id.clone(), v)))
+            .collect()
     }
 }
 
@@ -586,19 +665,20 @@ impl Session {
             .is_none_or(|c| c.doc.get("object_hash") != doc.get("object_hash"));
         if !changed {
             // Same version: keep the better-known tx, refresh descriptive fields.
+            self.pending.versions.refresh(&id, &doc);
             if let Some(c) = self.objects.get_mut(&id) {
                 c.tx = c.tx.or(tx);
                 c.doc = doc;
             }
             return;
         }
+        if write {
+            self.pending.versions.push(&id, doc.clone());
+        }
         self.objects.insert(id.clone(), Cached { doc, tx });
         self.forget_file_line(&id);
         if self.seen.contains_key(&id) {
             self.seen_changed.insert(id.clone());
-        }
-        if write {
-            self.pending.docs.insert(id.clone());
         }
         if let Some(pos) = self.metadata_pool.position(&id) {
             self.pool_lines[pos] = self.render_pool_line(&id);
@@ -734,8 +814,10 @@ impl Session {
             Some(prompt.to_string()),
             Map::new(),
         );
+        self.pending
+            .versions
+            .push(&self.system_prompt_id, doc.clone());
         self.system_prompt = Some(Cached { doc, tx: None });
-        self.pending.system_prompt = true;
         self.dirty_versions.insert(self.system_prompt_id.clone());
     }
 

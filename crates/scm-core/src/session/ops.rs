@@ -1,7 +1,7 @@
 //! Agent operations: read, activate, deactivate, pin, unpin, and the
 //! observation of write / edit / discovery / bash.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -138,14 +138,12 @@ impl Session {
             .and_then(super::Cached::source)
             .ok_or_else(|| Error::Internal(format!("stub {id} has no source")))?;
         let resolver = self.resolver();
-        let host = resolver
-            .host_path(&source)
-            .ok_or_else(|| Error::FileUnreadable {
-                path: PathBuf::from(&source.path),
-                reason: "not reachable from this client (no host path for its filesystem)".into(),
-            })?;
-        let payload =
-            crate::fs::indexer::read_payload(&host, self.indexer.options.max_content_bytes)?;
+        let resolved = ResolvedPath {
+            host_path: resolver.host_path(&source),
+            watchable: false,
+            source: source.clone(),
+        };
+        let payload = self.indexer.read_blocking(&resolved)?;
         self.put_object(file_document(&source, payload), None, true);
         self.track(id);
         Ok(())
@@ -153,8 +151,9 @@ impl Session {
 
     /// Reads an indexed file's source again (blocking std::fs) so that an
     /// activation shows its current version even when no watcher reported
-    /// the change yet. A file found gone gets a deletion version; any other
-    /// failure keeps the version known.
+    /// the change yet (issue 14, defect 6, too). A file found gone, or no
+    /// longer a regular file, gets a deletion version; any other failure
+    /// keeps the version known. Withheld files stay unread.
     fn refresh_file(&mut self, id: &str) {
         let Some(c) = self.objects.get(id) else {
             return;
@@ -165,13 +164,20 @@ impl Session {
         let Some(source) = c.source() else {
             return;
         };
-        let Some(host) = self.resolver().host_path(&source) else {
+        let resolver = self.resolver();
+        let Some(host_path) = resolver.host_path(&source) else {
             return;
         };
-        let max = self.indexer.options.max_content_bytes;
-        let payload = match crate::fs::indexer::read_payload(&host, max) {
+        let resolved = ResolvedPath {
+            host_path: Some(host_path),
+            watchable: false,
+            source: source.clone(),
+        };
+        let payload = match self.indexer.read_blocking(&resolved) {
             Ok(p) => p,
-            Err(Error::FileNotFound { .. }) => crate::model::FilePayload::Deleted,
+            Err(Error::FileNotFound { .. } | Error::NotAFile { .. }) => {
+                crate::model::FilePayload::Deleted
+            }
             Err(_) => return,
         };
         self.put_object(file_document(&source, payload), None, true);

@@ -16,7 +16,7 @@
 
 use super::{FileOp, OpResult, PendingWrite, Session};
 use crate::error::{Error, Result};
-use crate::fs::indexer::{read_payload, IndexAction, IndexResult};
+use crate::fs::indexer::{IndexAction, IndexResult};
 use crate::model::file_document;
 use crate::store::TxReceipt;
 
@@ -65,23 +65,43 @@ impl Session {
                     }
                     out
                 }
-                Err(read) => OpResult::failure(&read, None),
+                Err(read) => {
+                    if matches!(read, Error::FileNotFound { .. } | Error::NotAFile { .. }) {
+                        self.record_gone(path);
+                    }
+                    OpResult::failure(&read, None)
+                }
             },
+            Err(e @ (Error::FileNotFound { .. } | Error::NotAFile { .. })) => {
+                let id = self.record_gone(path);
+                OpResult::failure(&e, id)
+            }
             r => self.apply_file_op(op, r),
         }
     }
 
+    /// The file at `path` is gone (or is no longer a regular file): if the
+    /// session knows its object and has not recorded that yet, a deletion
+    /// version is queued (with or without watchers, history records what a
+    /// read found). Its id, when known.
+    pub(super) fn record_gone(&mut self, path: &str) -> Option<String> {
+        let source = self.resolver().resolve_read(path).ok()?.source;
+        let id = source.file_object_id();
+        let state = self.objects.get(&id)?.str("state").map(str::to_string);
+        if state.as_deref() != Some("deleted") {
+            self.put_object(
+                file_document(&source, crate::model::FilePayload::Deleted),
+                None,
+                true,
+            );
+        }
+        Some(id)
+    }
+
     fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
         self.ensure_open()?;
-        let resolved = self.resolver().resolve(path)?;
-        let host = resolved
-            .host_path
-            .clone()
-            .ok_or_else(|| Error::FileUnreadable {
-                path: path.into(),
-                reason: "not reachable from this client (no host path for its filesystem)".into(),
-            })?;
-        let payload = read_payload(&host, self.indexer.options.max_content_bytes)?;
+        let resolved = self.resolver().resolve_read(path)?;
+        let payload = self.indexer.read_blocking(&resolved)?;
         let doc = file_document(&resolved.source, payload);
         let object_id = resolved.source.file_object_id();
         let known = self.objects.get(&object_id).map(|c| c.object_hash());

@@ -156,12 +156,23 @@ fn to_values<T: serde::Serialize>(items: &[T]) -> impl Fn(usize) -> Value + '_ {
 }
 
 /// Writes taken out of a session, to submit without holding the session.
+///
+/// Normally one transaction. When an object has several queued versions (it
+/// changed more than once while the store was unreachable), each version
+/// needs a transaction of its own, since a later put of the same id in one
+/// transaction replaces the earlier one in both stores: the versions go in
+/// rounds, oldest first, each object's newest version in the last round
+/// together with the chat and session heads.
 #[derive(Debug)]
 pub struct PendingWrite {
-    ops: Vec<TxOp>,
-    /// The heads and pages, sealed by `submit`.
+    /// (id, versions oldest first) of every object version queued.
+    queued: Vec<(String, Vec<Document>)>,
+    /// Rounds (transactions) in all, and how many have landed.
+    rounds: usize,
+    landed: usize,
+    /// The heads and pages, sealed by `submit` into the last round.
     drafts: Vec<Draft>,
-    /// (id, object_hash) of every object version queued.
+    /// (id, object_hash) of each object's newest version queued.
     written: Vec<(String, String)>,
     /// The paged parts this write puts, and the heads' write numbers.
     parts: Vec<PartWrite>,
@@ -169,32 +180,59 @@ pub struct PendingWrite {
     session_seq: Option<u64>,
     session: bool,
     chat: bool,
-    system_prompt: bool,
     /// Model call records covered by this write.
     records: usize,
 }
 
 impl PendingWrite {
-    /// Submits everything as one transaction (once).
+    /// The object versions of round `r`: version k of an object with n
+    /// versions goes in round `rounds - n + k`.
+    fn round_ops(&self, r: usize) -> Vec<TxOp> {
+        self.queued
+            .iter()
+            .filter_map(|(_, docs)| {
+                let first = self.rounds - docs.len();
+                (r >= first).then(|| TxOp::Put(docs[r - first].clone()))
+            })
+            .collect()
+    }
+
+    /// Submits every round not submitted yet, in order; the receipt is the
+    /// last round's. After a failure, the rounds that landed stay landed
+    /// ([`Session::restore_pending`] re-queues only the others).
     pub async fn submit(&mut self, store: &dyn Store) -> Result<TxReceipt> {
-        let mut ops = std::mem::take(&mut self.ops);
-        ops.extend(
-            std::mem::take(&mut self.drafts)
-                .into_iter()
-                .map(|d| TxOp::Put(d.seal())),
-        );
-        let receipt = store.submit(ops).await?;
-        if !receipt.committed {
-            return Err(Error::Internal(
-                "session write aborted although it has no match guard".into(),
-            ));
+        let mut last = None;
+        while self.landed < self.rounds {
+            let r = self.landed;
+            let mut ops = self.round_ops(r);
+            if r + 1 == self.rounds {
+                ops.extend(
+                    std::mem::take(&mut self.drafts)
+                        .into_iter()
+                        .map(|d| TxOp::Put(d.seal())),
+                );
+            }
+            let receipt = store.submit(ops).await?;
+            if !receipt.committed {
+                return Err(Error::Internal(
+                    "session write aborted although it has no match guard".into(),
+                ));
+            }
+            self.landed += 1;
+            last = Some(receipt);
         }
-        Ok(receipt)
+        last.ok_or_else(|| Error::Internal("session write submitted twice".into()))
     }
 
     /// Documents this write puts.
     pub fn op_count(&self) -> usize {
-        self.ops.len() + self.drafts.len()
+        self.queued.iter().map(|(_, d)| d.len()).sum::<usize>() + self.drafts.len()
+    }
+
+    /// Transactions this write takes (1 unless an object has several
+    /// queued versions).
+    pub fn tx_count(&self) -> usize {
+        self.rounds
     }
 
     /// Page documents among them (see [`super::paged`]).
@@ -383,27 +421,22 @@ impl Session {
         seq
     }
 
-    /// Takes every queued write as one transaction's worth of operations.
+    /// Takes every queued write (see [`PendingWrite`]).
     pub fn take_pending(&mut self) -> Option<PendingWrite> {
         // A read-only session (`open_read_only`) never writes.
         if self.pending.is_empty() || self.read_only {
             return None;
         }
-        let pending = std::mem::take(&mut self.pending);
-        let mut ops = Vec::new();
-        let mut written = Vec::new();
-        for id in pending.docs.iter() {
-            if let Some(c) = self.objects.get(id) {
-                written.push((id.clone(), c.object_hash().to_string()));
-                ops.push(TxOp::Put(c.doc.clone()));
-            }
-        }
-        if pending.system_prompt {
-            if let Some(c) = &self.system_prompt {
-                written.push((self.system_prompt_id.clone(), c.object_hash().to_string()));
-                ops.push(TxOp::Put(c.doc.clone()));
-            }
-        }
+        let mut pending = std::mem::take(&mut self.pending);
+        let queued = pending.versions.take();
+        let rounds = queued.iter().map(|(_, d)| d.len()).max().unwrap_or(1);
+        let written = queued
+            .iter()
+            .filter_map(|(id, docs)| {
+                let hash = docs.last()?.get("object_hash")?.as_str()?;
+                Some((id.clone(), hash.to_string()))
+            })
+            .collect();
         let mut docs = Vec::new();
         let mut parts = Vec::new();
         let chat_seq = pending.chat.then(|| self.chat_write(&mut docs, &mut parts));
@@ -411,7 +444,9 @@ impl Session {
             .session
             .then(|| self.session_write(&mut docs, &mut parts));
         Some(PendingWrite {
-            ops,
+            queued,
+            rounds,
+            landed: 0,
             drafts: docs,
             written,
             parts,
@@ -419,7 +454,6 @@ impl Session {
             session_seq,
             session: pending.session,
             chat: pending.chat,
-            system_prompt: pending.system_prompt,
             records: self.calls.len(),
         })
     }
@@ -457,21 +491,26 @@ impl Session {
         }
     }
 
-    /// Re-queues a write that failed, so the next flush retries it.
+    /// Re-queues a write that failed, so the next flush retries it: the
+    /// versions of the rounds that did not land, before anything queued
+    /// since.
     pub fn restore_pending(&mut self, pending: PendingWrite) {
-        for (id, _) in pending.written {
-            if id == self.system_prompt_id {
-                self.pending.system_prompt = true;
-            } else {
-                self.pending.docs.insert(id);
-            }
-        }
+        let (rounds, landed) = (pending.rounds, pending.landed);
+        let older = pending
+            .queued
+            .into_iter()
+            .filter_map(|(id, docs)| {
+                let first = rounds - docs.len();
+                let skip = landed.saturating_sub(first);
+                (skip < docs.len()).then(|| (id, docs.into_iter().skip(skip).collect()))
+            })
+            .collect();
+        self.pending.versions.prepend(older);
         for w in &pending.parts {
             self.paged.book(w.part).failed(w);
         }
         self.pending.session |= pending.session;
         self.pending.chat |= pending.chat;
-        self.pending.system_prompt |= pending.system_prompt;
     }
 }
 

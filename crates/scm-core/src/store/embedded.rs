@@ -98,21 +98,80 @@ impl std::fmt::Debug for EmbeddedStore {
     }
 }
 
+/// Creates `dir` (and missing parents) `0700`; a directory named `.scm`
+/// is narrowed to `0700` and gets a `.gitignore` of `*`.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    if dir.file_name().is_some_and(|n| n == ".scm") {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(
+                &ignore,
+                "# The context manager's store: never commit it.\n*\n",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates the store file `0600` (before SQLite does, with its `0644`),
+/// and narrows an existing one and its `-wal`/`-shm` files to `0600`.
+fn make_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    let mut names = vec![path.as_os_str().to_owned()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut n = path.as_os_str().to_owned();
+        n.push(suffix);
+        names.push(n);
+    }
+    for n in names {
+        let p = Path::new(&n);
+        match std::fs::metadata(p) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 impl EmbeddedStore {
     /// Open (or create) the store file at `path`, creating missing parent
     /// directories. Fails with `STORE_UNAVAILABLE` when the file is not a
     /// SQLite database, is corrupt, belongs to another application or has a
     /// newer schema than this build understands.
+    ///
+    /// Private to the user (issue 14, defect 2): directories it creates are
+    /// `0700`; the store file is created `0600` and an existing one (with its
+    /// `-wal` and `-shm` files, which SQLite creates with the database's
+    /// mode) is narrowed to `0600`. A store directory named `.scm` is made
+    /// `0700` and gets a `.gitignore` of `*` when it has none, so the store
+    /// is never committed.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
+            make_private_dir(dir).map_err(|e| {
                 Error::StoreUnavailable(format!(
                     "cannot create store directory {}: {e}",
                     dir.display()
                 ))
             })?;
         }
+        make_private_file(path).map_err(|e| {
+            Error::StoreUnavailable(format!("cannot create store {}: {e}", path.display()))
+        })?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -20,9 +20,21 @@
 //! refused/reset, 5xx) are retried with exponential backoff up to `retries`
 //! times on idempotent calls; `submit-tx` itself is retried only when the
 //! connection was never established, so a tx is never logged twice.
+//!
+//! **Fail fast while down** (`fail_fast`, on by default): once a call fails
+//! with `STORE_UNAVAILABLE` or `STORE_TIMEOUT`, the node is taken as down and
+//! every later call fails with `STORE_UNAVAILABLE` after one check of at most
+//! 250 ms (an idempotent `GET`; a node that answers it is used at once)
+//! instead of waiting out its deadline again (a node that accepts
+//! connections and never answers would otherwise cost 10–30 s per call).
+//! One background probe
+//! (`GET latest-completed-tx`, backing off from 100 ms to 2 s) runs until the
+//! node answers; then calls go through again. Sessions keep working from
+//! memory meanwhile and flush what they queued with their next call.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -45,6 +57,9 @@ pub struct XtdbOptions {
     pub await_timeout: Duration,
     /// Extra attempts after a transient failure (0 = never retry).
     pub retries: u32,
+    /// After a transient failure, fail later calls at once until a
+    /// background probe reaches the node again (see the module docs).
+    pub fail_fast: bool,
 }
 
 impl XtdbOptions {
@@ -55,6 +70,7 @@ impl XtdbOptions {
             request_timeout: Duration::from_secs(10),
             await_timeout: Duration::from_secs(30),
             retries: 3,
+            fail_fast: true,
         }
     }
 }
@@ -66,7 +82,23 @@ pub struct XtdbStore {
     base: Url,
     http: reqwest::Client,
     submitted: AtomicU64,
+    health: Arc<Health>,
 }
+
+/// Whether the node was found down, and the probe looking for it.
+#[derive(Debug, Default)]
+struct Health {
+    down: AtomicBool,
+    probing: AtomicBool,
+    /// Why it was found down (for the fail-fast error).
+    reason: Mutex<String>,
+}
+
+/// The probe's first pause and its cap (it doubles in between).
+const PROBE_FIRST: Duration = Duration::from_millis(100);
+const PROBE_MAX: Duration = Duration::from_secs(2);
+/// Deadline of the one check a call makes while the node is down.
+const QUICK_CHECK: Duration = Duration::from_millis(250);
 
 /// First retry pause; doubles per retry up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -125,7 +157,74 @@ impl XtdbStore {
             base,
             http,
             submitted: AtomicU64::new(0),
+            health: Arc::default(),
         })
+    }
+
+    /// Whether the node is currently taken as down (calls fail fast).
+    pub fn is_down(&self) -> bool {
+        self.health.down.load(Ordering::SeqCst)
+    }
+
+    /// While the node is taken as down, a call first asks it once with a
+    /// short deadline ([`QUICK_CHECK`], an idempotent `GET`): a node that
+    /// is back is used at once (the call that follows a restart must not
+    /// wait for the probe's next round); otherwise the call fails fast.
+    async fn answers_now(&self) -> bool {
+        let url = self.url("latest-completed-tx", &[]);
+        let timeout = self.opts.request_timeout.min(QUICK_CHECK);
+        let up = matches!(
+            self.http.get(url).timeout(timeout).send().await,
+            Ok(r) if !r.status().is_server_error()
+        );
+        if up {
+            self.health.down.store(false, Ordering::SeqCst);
+        }
+        up
+    }
+
+    /// A transient failure: the node is down; start the probe unless one
+    /// runs. Without a tokio runtime (no probe possible) nothing changes.
+    fn found_down(&self, e: &Error) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if let Ok(mut r) = self.health.reason.lock() {
+            *r = e.to_string();
+        }
+        self.health.down.store(true, Ordering::SeqCst);
+        if self.health.probing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::warn!(error = %e, "xtdb: node found down, failing fast until it answers");
+        let health = Arc::downgrade(&self.health);
+        let http = self.http.clone();
+        let url = self.url("latest-completed-tx", &[]);
+        let timeout = self.opts.request_timeout;
+        rt.spawn(async move {
+            let mut pause = PROBE_FIRST;
+            loop {
+                // A poll: XTDB has no way to tell a client it is back.
+                tokio::time::sleep(pause).await;
+                if health.strong_count() == 0 {
+                    return; // the store is gone
+                }
+                let up = matches!(
+                    http.get(url.clone()).timeout(timeout).send().await,
+                    Ok(r) if !r.status().is_server_error()
+                );
+                let Some(h) = health.upgrade() else { return };
+                if up {
+                    // Probing off first: a failure from here on starts a
+                    // new probe rather than finding this one still marked.
+                    h.probing.store(false, Ordering::SeqCst);
+                    h.down.store(false, Ordering::SeqCst);
+                    tracing::info!("xtdb: node answers again");
+                    return;
+                }
+                pause = (pause * 2).min(PROBE_MAX);
+            }
+        });
     }
 
     /// The options this store was created with.
@@ -162,9 +261,45 @@ impl XtdbStore {
         Ok(Reply { status, body })
     }
 
+    /// [`XtdbStore::attempts`], failing at once while the node is down
+    /// and marking it down on a transient failure (`fail_fast`).
+    async fn call<T, F, Fut>(
+        &self,
+        what: &str,
+        budget: Duration,
+        idempotent: bool,
+        attempt: F,
+    ) -> Result<T>
+    where
+        F: FnMut(Duration) -> Fut,
+        Fut: Future<Output = std::result::Result<T, Fail>>,
+    {
+        if !self.opts.fail_fast {
+            return self.attempts(what, budget, idempotent, attempt).await;
+        }
+        if self.is_down() && !self.answers_now().await {
+            let reason = self
+                .health
+                .reason
+                .lock()
+                .map(|r| r.clone())
+                .unwrap_or_default();
+            return Err(Error::StoreUnavailable(format!(
+                "{what}: not sent, the node was found down ({reason}); failing fast until a background probe reaches it"
+            )));
+        }
+        let r = self.attempts(what, budget, idempotent, attempt).await;
+        if let Err(e) = &r {
+            if e.is_transient() {
+                self.found_down(e);
+            }
+        }
+        r
+    }
+
     /// Run `attempt` until it succeeds, fails for good, or the deadline
     /// `budget` passes. Each attempt gets the time that is left.
-    async fn call<T, F, Fut>(
+    async fn attempts<T, F, Fut>(
         &self,
         what: &str,
         budget: Duration,
