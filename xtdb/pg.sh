@@ -9,7 +9,8 @@
 #        bash xtdb/pg.sh url     -> the same URL for a running server
 #        bash xtdb/pg.sh stop    -> fast shutdown, idempotent
 #        bash xtdb/pg.sh wipe    -> stop, then delete the data directory
-# Env: XTDB_CLUSTER_DIR (default xtdb/cluster), PG_PORT (default: a free one).
+# Env: XTDB_CLUSTER_DIR (default xtdb/cluster), PG_PORT (default: the port of
+# the last start of this data directory, else a free one).
 set -euo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
 CLUSTER=${XTDB_CLUSTER_DIR:-$DIR/cluster}
@@ -90,7 +91,14 @@ case $cmd in
         || { rm -f "$pwfile"; cat "$PGSTATE/initdb.log" >&2; die "initdb failed"; }
       rm -f "$pwfile"
     fi
-    port=${PG_PORT:-$(free_port)}
+    # A restart keeps the port: the nodes' connection pools reconnect to it.
+    if [[ -n ${PG_PORT:-} ]]; then
+      port=$PG_PORT
+    elif [[ -f $PGSTATE/port ]]; then
+      port=$(cat "$PGSTATE/port")
+    else
+      port=$(free_port)
+    fi
     echo "$port" >"$PGSTATE/port"
     # Only 127.0.0.1, no Unix socket; fsync stays on (a node killed mid-write
     # must find the log intact), small shared memory for a 2-core box.
