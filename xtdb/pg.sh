@@ -15,6 +15,8 @@ set -euo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
 CLUSTER=${XTDB_CLUSTER_DIR:-$DIR/cluster}
 PGSTATE=$CLUSTER/pg
+# A link when the repo is not reachable by the server's user (see start).
+[[ -L $PGSTATE ]] && PGSTATE=$(readlink -f "$PGSTATE")
 DATA=$PGSTATE/data
 
 log() { printf 'xtdb/pg: %s\n' "$*" >&2; }
@@ -69,6 +71,18 @@ case $cmd in
     ensure_installed
     BIN=$(pg_bin)
     pick_user
+    mkdir -p "$CLUSTER"
+    # The server's user must reach its data directory; a clone under a
+    # private home (e.g. /root) is not reachable, so the state then lives in
+    # /var/tmp/scm-pg-<hash of this path>, linked from xtdb/cluster/pg.
+    if [[ -n $RUN_AS && ! -L $CLUSTER/pg ]] && ! runuser -u "$RUN_AS" -- test -x "$CLUSTER"; then
+      alt=/var/tmp/scm-pg-$(printf '%s' "$CLUSTER" | sha256sum | cut -c1-12)
+      log "$CLUSTER is not reachable by $RUN_AS; PostgreSQL state goes to $alt"
+      rm -rf "$CLUSTER/pg"
+      mkdir -p "$alt"
+      ln -s "$alt" "$CLUSTER/pg"
+      PGSTATE=$alt DATA=$alt/data
+    fi
     mkdir -p "$PGSTATE"
     chmod 700 "$PGSTATE"
     if running; then
@@ -123,7 +137,7 @@ case $cmd in
       pick_user
       as_pg "$BIN/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >&2 || true
     fi
-    if [[ $cmd == wipe ]]; then rm -rf "$PGSTATE"; fi
+    if [[ $cmd == wipe ]]; then rm -rf "$PGSTATE" "$CLUSTER/pg"; fi
     ;;
   *)
     sed -n '2,12p' "$0" >&2
