@@ -37,6 +37,17 @@ export SCM_TEST_XTDB_URL="$XTDB_URL" SCM_REQUIRE_XTDB=1
 step "cargo test (core + store conformance on embedded and XTDB)"
 cargo test --workspace
 
+step "multi-node: PostgreSQL + two XTDB nodes on it (xtdb/cluster.sh), agents on both, one node killed"
+# A fresh cluster for the run (pg.sh installs Debian's postgresql when missing);
+# stopped right after, so its JVMs do not sit beside the JS suites.
+trap 'bash "$ROOT/xtdb/cluster.sh" stop || true; bash "$ROOT/xtdb/stop.sh" || true' EXIT
+mapfile -t NODES < <(bash xtdb/cluster.sh start 2 --fresh)
+((${#NODES[@]} == 2)) || { echo "xtdb/cluster.sh did not start two nodes" >&2; exit 1; }
+SCM_TEST_XTDB_NODES=$(IFS=,; echo "${NODES[*]}") SCM_REQUIRE_XTDB_NODES=1 SCM_TEST_XTDB_KILLABLE=1 \
+  cargo test -p scm-core --test multinode --test multinode_crash
+bash xtdb/cluster.sh stop
+trap 'bash "$ROOT/xtdb/stop.sh" || true' EXIT
+
 step "pi 0.73.1 + 1.5.2, Node 22, rg/fd (the e2e suites and vitest's jiti-load test use them)"
 bash scripts/pi/setup.sh
 

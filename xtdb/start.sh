@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Start one XTDB 1.24.5 node in the background and print ONLY its base URL
 # (e.g. http://127.0.0.1:41235) on stdout. Everything else goes to stderr.
-# Usage: bash xtdb/start.sh [--config mem|rocksdb] [--port N] [--data-dir DIR]
+# Usage: bash xtdb/start.sh [--config mem|rocksdb|jdbc] [--port N] [--data-dir DIR]
+#                           [--pg postgresql://USER:PASS@HOST:PORT/DB]   (jdbc only;
+#                            or the env XTDB_PG_URL, which ps does not show)
+# jdbc: tx log + documents in PostgreSQL (see pg.sh), RocksDB index in DIR;
+# several nodes share one PG, each with its own XTDB_STATE_DIR and DIR.
 # Env: XTDB_START_TIMEOUT (seconds, default 240), XTDB_XMX (default 1g).
 # Requires bash xtdb/setup.sh first. Stop with bash xtdb/stop.sh.
 set -euo pipefail
@@ -10,17 +14,26 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 log() { printf 'xtdb/start: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-config=mem port= data_dir="$DIR/data"
+# XTDB_PG_URL keeps the password off the command line (cluster.sh uses it).
+config=mem port= data_dir="$DIR/data" pg_url=${XTDB_PG_URL:-}
 while (($#)); do
   case $1 in
-    --config) config=${2:?--config needs mem|rocksdb}; shift 2 ;;
+    --config) config=${2:?--config needs mem|rocksdb|jdbc}; shift 2 ;;
+    --pg) pg_url=${2:?--pg needs a postgresql:// URL}; shift 2 ;;
     --port) port=${2:?--port needs a number}; shift 2 ;;
     --data-dir) data_dir=${2:?--data-dir needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0" >&2; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" >&2; exit 0 ;;
     *) die "unknown argument: $1" ;;
   esac
 done
-[[ $config == mem || $config == rocksdb ]] || die "--config must be mem or rocksdb, got '$config'"
+[[ $config == mem || $config == rocksdb || $config == jdbc ]] || die "--config must be mem, rocksdb or jdbc, got '$config'"
+if [[ $config == jdbc ]]; then
+  # Only URL-safe characters, so the values go into the EDN template as is
+  # (pg.sh generates hex passwords).
+  re='^postgres(ql)?://([A-Za-z0-9._~-]+):([A-Za-z0-9._~-]+)@([A-Za-z0-9.-]+):([0-9]+)/([A-Za-z0-9_-]+)$'
+  [[ $pg_url =~ $re ]] || die "--config jdbc needs --pg postgresql://USER:PASS@HOST:PORT/DB (letters, digits, . _ ~ -), got '${pg_url%%:*}:…'"
+  pg_user=${BASH_REMATCH[2]} pg_pass=${BASH_REMATCH[3]} pg_host=${BASH_REMATCH[4]} pg_port=${BASH_REMATCH[5]} pg_db=${BASH_REMATCH[6]}
+fi
 [[ -z $port || $port =~ ^[0-9]+$ ]] || die "--port must be a number, got '$port'"
 ls "$DIR"/lib/xtdb-core-*.jar >/dev/null 2>&1 || die "xtdb/lib is empty: run bash xtdb/setup.sh first"
 command -v curl >/dev/null 2>&1 || die "curl is required"
@@ -43,11 +56,16 @@ if [[ -z $port ]]; then
   }
 fi
 
-if [[ $config == rocksdb ]]; then
+if [[ $config != mem ]]; then
   mkdir -p "$data_dir"
   data_dir=$(cd "$data_dir" && pwd)
 fi
-sed -e "s|@PORT@|$port|g" -e "s|@DATA_DIR@|$data_dir|g" "$DIR/$config.edn" >"$edn_file"
+# 0600: a jdbc node's config holds the PostgreSQL password.
+(umask 077
+ sed -e "s|@PORT@|$port|g" -e "s|@DATA_DIR@|$data_dir|g" \
+   -e "s|@PG_HOST@|${pg_host:-}|g" -e "s|@PG_PORT@|${pg_port:-0}|g" -e "s|@PG_DB@|${pg_db:-}|g" \
+   -e "s|@PG_USER@|${pg_user:-}|g" -e "s|@PG_PASSWORD@|${pg_pass:-}|g" \
+   "$DIR/$config.edn" >"$edn_file")
 
 url="http://127.0.0.1:$port"
 log "starting $config node on $url (log: $log_file)"
@@ -84,13 +102,14 @@ until status=$(curl -fsS --max-time 5 -H 'Accept: application/json' "$url/_xtdb/
   sleep 0.5
 done
 
-if [[ $config == rocksdb ]]; then
+if [[ $config != mem ]]; then
   if [[ $status != *'"kvStore":"xtdb.rocksdb'* ]]; then
     log "expected a RocksDB kvStore, status says: $status"
     bash "$DIR/stop.sh" >&2 || true
     exit 1
   fi
-  # A persistent node replays its tx-log on start; wait until indexes caught up.
+  # A persistent node replays its tx-log on start (a jdbc node: the shared
+  # log from where its own index stopped); wait until indexes caught up.
   curl -fsS --max-time 130 -H 'Accept: application/json' "$url/_xtdb/sync?timeout=120000" >/dev/null \
     || { bash "$DIR/stop.sh" >&2 || true; die "sync after start failed"; }
 fi

@@ -37,6 +37,9 @@ pub const RENAMED_TO: &str = "renamed_to";
 /// object id at the old path.
 pub const RENAMED_FROM: &str = "renamed_from";
 
+/// Compare-and-set attempts of one indexing call before `CAS_CONFLICT`.
+const CAS_ATTEMPTS: usize = 16;
+
 /// How many leading bytes are checked for NUL to call a file binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
@@ -124,25 +127,45 @@ impl Indexer {
     }
 
     /// Write one new version: `Updated` if the object existed, else `Created`.
+    /// A compare-and-set on `existing` (the latest version this write was
+    /// derived from; `None` = must not exist): `Ok(None)` when another writer
+    /// committed in between and nothing was written.
     async fn write_version(
         &self,
         object_id: String,
         doc: Document,
-        existed: bool,
-    ) -> Result<IndexResult> {
-        let receipt = self.store.submit(vec![TxOp::Put(doc.clone())]).await?;
-        Ok(IndexResult {
+        existing: Option<&Document>,
+    ) -> Result<Option<IndexResult>> {
+        let guard = TxOp::Match {
+            id: object_id.clone(),
+            expected: existing.cloned(),
+        };
+        let receipt = self
+            .store
+            .submit(vec![guard, TxOp::Put(doc.clone())])
+            .await?;
+        if !receipt.committed {
+            return Ok(None);
+        }
+        Ok(Some(IndexResult {
             object_id,
-            action: if existed {
+            action: if existing.is_some() {
                 IndexAction::Updated
             } else {
                 IndexAction::Created
             },
             doc,
             receipt: Some(receipt),
-        })
+        }))
     }
 
+    /// Index the file's current bytes without ever committing older bytes
+    /// over newer ones (issue 14, defect 3): the latest version is read
+    /// *before* the file, and the write is a compare-and-set on it. A write
+    /// that commits therefore follows every version committed before that
+    /// read, and those were read from disk earlier than ours. When another
+    /// indexer commits in between, the match fails and the file and the store
+    /// are read again (bounded: each retry means another writer progressed).
     async fn index_with_link(
         &self,
         resolved: &ResolvedPath,
@@ -151,24 +174,37 @@ impl Indexer {
         let host = reachable(resolved)?;
         let max = self.options.max_content_bytes;
         let withheld = self.withheld(resolved);
-        let payload = tokio::task::spawn_blocking(move || read_payload(&host, max, withheld))
-            .await
-            .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
         let object_id = resolved.source.file_object_id();
-        let existing = self.store.get(&object_id).await?;
-        if let Some(doc) = existing.as_ref().filter(|d| same_source_state(d, &payload)) {
-            return Ok(IndexResult {
+        for _ in 0..CAS_ATTEMPTS {
+            let existing = self.store.get(&object_id).await?;
+            let path = host.clone();
+            let payload = tokio::task::spawn_blocking(move || read_payload(&path, max, withheld))
+                .await
+                .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
+            if let Some(doc) = existing.as_ref().filter(|d| same_source_state(d, &payload)) {
+                return Ok(IndexResult {
+                    object_id,
+                    action: IndexAction::Unchanged,
+                    doc: doc.clone(),
+                    receipt: None,
+                });
+            }
+            let mut doc = file_document(&resolved.source, payload);
+            if let Some((key, id)) = link {
+                doc.insert(key.into(), Value::String(id.into()));
+            }
+            if let Some(done) = self
+                .write_version(object_id.clone(), doc, existing.as_ref())
+                .await?
+            {
+                return Ok(done);
+            }
+            tracing::debug!(
                 object_id,
-                action: IndexAction::Unchanged,
-                doc: doc.clone(),
-                receipt: None,
-            });
+                "index: another writer committed first; reading again"
+            );
         }
-        let mut doc = file_document(&resolved.source, payload);
-        if let Some((key, id)) = link {
-            doc.insert(key.into(), Value::String(id.into()));
-        }
-        self.write_version(object_id, doc, existing.is_some()).await
+        Err(Error::CasConflict { id: object_id })
     }
 
     /// Why `resolved` must not be read, if it must not (the secret list,
@@ -302,6 +338,10 @@ impl Indexer {
         self.deletion_with_link(&from.source, Some(to_id)).await
     }
 
+    /// The deletion is a compare-and-set on the version read here: a version
+    /// another indexer commits in between was read from disk after the caller
+    /// confirmed the deletion, so it is newer and stays the latest (the
+    /// result is then `Unchanged` with that version).
     async fn deletion_with_link(
         &self,
         source: &FilesystemSource,
@@ -328,7 +368,25 @@ impl Indexer {
         if let Some(to) = renamed_to {
             doc.insert(RENAMED_TO.into(), Value::String(to.into()));
         }
-        self.write_version(object_id, doc, existing.is_some()).await
+        if let Some(done) = self
+            .write_version(object_id.clone(), doc, existing.as_ref())
+            .await?
+        {
+            return Ok(done);
+        }
+        let latest = self
+            .store
+            .get(&object_id)
+            .await?
+            .ok_or_else(|| Error::CasConflict {
+                id: object_id.clone(),
+            })?;
+        Ok(IndexResult {
+            object_id,
+            action: IndexAction::Unchanged,
+            doc: latest,
+            receipt: None,
+        })
     }
 }
 

@@ -410,8 +410,11 @@ impl XtdbStore {
         .await
     }
 
-    /// Block until `tx_id` is indexed (XTDB's own await, no polling of ours).
-    async fn await_tx(&self, tx_id: i64) -> Result<()> {
+    /// Block until `tx_id` is indexed on this node (XTDB's own await, no
+    /// polling of ours). `submit` does this for its own tx; with several
+    /// nodes on one log, a reader on another node awaits the writer's tx id
+    /// to read its writes.
+    pub async fn await_tx(&self, tx_id: i64) -> Result<()> {
         let what = format!("await-tx {tx_id}");
         let what = what.as_str();
         let tx = tx_id.to_string();
