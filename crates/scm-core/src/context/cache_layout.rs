@@ -71,8 +71,9 @@ pub struct EpochRecord {
     /// next epoch their live units do not trigger one.
     #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
     pub working: Vec<u32>,
-    /// A change notice, not an epoch: it collapses nothing, its text (in
-    /// `delta`) tells the model that files it saw changed.
+    /// Not an epoch: a record that collapses nothing, only appends its text
+    /// (in `delta`): `CHANGED` notices, or a `FILES` list due when an epoch
+    /// had nothing to collapse yet.
     #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
     pub notice: bool,
 }
@@ -1024,8 +1025,8 @@ impl CacheLayout {
             .map_or(&[], |e| e.working.as_slice())
     }
 
-    /// Appends a change notice after the last item (see
-    /// [`EpochRecord::notice`]): an epoch that collapses nothing.
+    /// Appends a text after the last item (see [`EpochRecord::notice`]): an
+    /// epoch that collapses nothing.
     pub fn push_notice(&mut self, call_index: u32, text: String) {
         let (thinking_before, working) = self
             .state
@@ -1309,6 +1310,11 @@ impl CacheLayout {
         };
         if !force && !self.open.iter().any(collapsible) {
             self.fold_plan = None;
+            // Files first seen are still listed, in a record that collapses
+            // nothing (appended: the cached prefix stays).
+            if let Some(delta) = self.delta(file_line, false) {
+                self.push_notice(call_index, delta);
+            }
             return Vec::new();
         }
         #[cfg(debug_assertions)]
@@ -1566,7 +1572,14 @@ impl CacheLayout {
         let calls = &self.state.calls;
         CacheStats {
             epochs: self.state.epochs.iter().filter(|e| !e.notice).count(),
-            notices: self.state.epochs.iter().filter(|e| e.notice).count(),
+            notices: self
+                .state
+                .epochs
+                .iter()
+                .filter(|e| {
+                    e.notice && e.delta.as_deref().is_some_and(|d| d.starts_with("CHANGED"))
+                })
+                .count(),
             folds: self.state.folds.len(),
             host_folds: self.state.folds.iter().filter(|f| f.host).count(),
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
