@@ -471,6 +471,12 @@ export declare class ContextManager {
   history<D = ObjectDocument>(id: string): Promise<Version<D>[]>;
   /** The version visible at transaction `txId`, or null. */
   getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
+  /** Every version of an object (id, prefix, call id, path; any object in the store), oldest first. UNKNOWN_OBJECT if none. */
+  versions(target: string): Promise<VersionList>;
+  /** One version, shown to the caller only (never added to the context). UNKNOWN_OBJECT for a missing version. */
+  showVersion<D = ObjectDocument>(target: string, version: VersionRef): Promise<ShownVersion<D>>;
+  /** Unified diff between two versions (`to` defaults to `'latest'`). */
+  diff(target: string, from: VersionRef, to?: VersionRef): Promise<VersionDiff>;
   /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. INVALID_ARGUMENT for an unknown call. */
   reconstructCall(n: number): Promise<HarnessMessage[]>;
   /** Write everything queued in one transaction; null when nothing was queued. */
@@ -538,4 +544,46 @@ export declare class SelfContextManager {
   getXtEntity<D = ObjectDocument>(id: string): Promise<D | null>;
   getSnapshot(): SelfContextSnapshot;
   close(): Promise<void>;
+}
+
+/** A version: its number (1 = oldest), `'tx:<txId>'`, `'latest'`, or an RFC 3339 time (the version visible then). */
+export type VersionRef = number | string;
+
+/** One entry of `versions()`: where a version sits and what it holds, without its content. */
+export interface VersionInfo {
+  version: number;
+  txId: number;
+  txTime: string;
+  contentHash: string | null;
+  metadataHash: string | null;
+  objectHash: string | null;
+  /** Content length in characters (UTF-16 units). */
+  size: number;
+  /** A file version's state: 'present' | 'stub' | 'deleted'. */
+  state: string | null;
+}
+
+export interface VersionList {
+  id: string;
+  versions: VersionInfo[];
+  /** One line per version, as the agent sees it. */
+  text: string;
+}
+
+export interface ShownVersion<D = ObjectDocument> extends VersionInfo {
+  id: string;
+  /** How many versions the object has. */
+  of: number;
+  doc: D;
+  /** A header line, then the version's content. */
+  text: string;
+}
+
+export interface VersionDiff {
+  id: string;
+  from: VersionInfo;
+  to: VersionInfo;
+  /** Unified diff of the two versions' text; empty when equal. */
+  diff: string;
+  text: string;
 }

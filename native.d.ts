@@ -155,6 +155,20 @@ export declare class NativeSession {
    * fail with SESSION_CLOSED.
    */
   close(): Promise<void>
+  /**
+   * Every version of the object `target` names, oldest first, as JSON
+   * `{id, versions: [{version, txId, txTime, contentHash, metadataHash,
+   * objectHash, size, state}], text}`.
+   */
+  versions(target: string): Promise<string>
+  /**
+   * One version (`3`, `v3`, `tx:<id>`, `latest`, an RFC 3339 time) as
+   * JSON `{id, version, …, of, doc, text}`. Shown to the caller only: the
+   * session's sets are untouched.
+   */
+  showVersion(target: string, version: string): Promise<string>
+  /** Unified diff between two versions as JSON `{id, from, to, diff, text}`. */
+  diff(target: string, from: string, to: string): Promise<string>
 }
 export type JsSession = NativeSession
 

@@ -416,6 +416,28 @@ class ContextManager {
   async getObjectAsOf(id, txId) {
     return parse(await wrapAsync(() => this[NATIVE].getObjectAsOf(id, txId)));
   }
+  /**
+   * Every version of an object (id, unique id prefix, harness call id or path; any object in the store), oldest first:
+   * `{ id, versions: [{ version, txId, txTime, contentHash, metadataHash, objectHash, size, state }], text }`.
+   * Reading versions never changes the session's sets.
+   */
+  async versions(target) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].versions(String(target))));
+  }
+  /**
+   * One version: `version` is its number (1 = oldest), `'tx:<txId>'`, `'latest'` or an RFC 3339 time.
+   * `{ id, version, txId, txTime, contentHash, metadataHash, objectHash, size, state, of, doc, text }`; shown to the
+   * caller only, never added to the context.
+   */
+  async showVersion(target, version) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].showVersion(String(target), versionArg(version))));
+  }
+  /** Unified diff between two versions (as in `showVersion`): `{ id, from, to, diff, text }`. */
+  async diff(target, from, to) {
+    return JSON.parse(
+      await wrapAsync(() => this[NATIVE].diff(String(target), versionArg(from), versionArg(to ?? 'latest'))),
+    );
+  }
   /** Rebuild exactly what model call `n` (0-based, one per transformContext) showed, from stored versions. */
   async reconstructCall(n) {
     return JSON.parse(await wrapAsync(() => this[NATIVE].reconstructCall(n)));
@@ -430,6 +452,13 @@ class ContextManager {
   close() {
     return wrapAsync(() => this[NATIVE].close());
   }
+}
+
+/** A version reference as the core parses it: numbers are version numbers. */
+function versionArg(v) {
+  if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+  if (typeof v === 'string') return v;
+  throw codedError('INVALID_ARGUMENT', `version must be a version number or a string (tx:<id>, latest, a time), got ${typeof v}`);
 }
 
 module.exports = { ContextManager };

@@ -8,6 +8,7 @@
 pub mod context;
 pub mod error;
 pub mod fs;
+pub mod memory;
 pub mod model;
 pub mod session;
 pub mod store;

@@ -1,0 +1,10 @@
+//! Memory across sessions (memory-system-v0 §7.3, §8–§14): everything that
+//! reads the whole store rather than one session's sets.
+//!
+//! - [`versions`]: older versions on request (list, show, diff).
+//! - [`diff`]: the line diff those use.
+
+pub mod diff;
+pub mod versions;
+
+pub use versions::{diff as diff_versions, show_version, versions, VersionRef};
