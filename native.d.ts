@@ -169,6 +169,18 @@ export declare class NativeSession {
   showVersion(target: string, version: string): Promise<string>
   /** Unified diff between two versions as JSON `{id, from, to, diff, text}`. */
   diff(target: string, from: string, to: string): Promise<string>
+  /**
+   * Full-text search over every session's objects: JSON `{hits: [{id,
+   * type, path, tool, session, txTime, snippet, score}], text}`.
+   * `optionsJson`: `{types?, sessions?, since?, limit?}`.
+   */
+  search(query: string, optionsJson?: string | undefined | null): Promise<string>
+  /**
+   * activate / deactivate / pin / unpin, also for an object of the store
+   * this session has not seen (it joins the session index and pool
+   * first). The session write is queued (see `flush`).
+   */
+  setOpAny(op: string, target: string): Promise<JsOpResult>
 }
 export type JsSession = NativeSession
 

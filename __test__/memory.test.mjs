@@ -88,4 +88,44 @@ describeStores('memory', ({ options }) => {
       await cm.close();
     });
   });
+
+  describe('search over the whole store', () => {
+    test('a second session finds the first one\'s note and toolcall, filters them, and activates the toolcall by id', async () => {
+      const ws = tempDir('scm-ws-');
+      const store = options();
+      const tok = uid('zq').replace(/[^a-z0-9]/gi, '').toLowerCase();
+      const s1 = await ContextManager.open({ sessionId: uid('one'), workspaceRoot: ws, store, layout: 'spec' });
+      mkdirSync(path.join(ws, 'notes'), { recursive: true });
+      writeFileSync(path.join(ws, 'notes/plan.md'), `# Plan\n${tok} ${tok} migration\n`);
+      expect((await s1.read('notes/plan.md')).ok).toBe(true);
+      await s1.transformContext([
+        msg.user('run'),
+        msg.assistant([{ id: 'c1', name: 'bash', arguments: { command: 'make' } }]),
+        msg.result('c1', 'bash', `BUILD-OUTPUT ${tok}`),
+      ]);
+      await s1.close();
+
+      const s2 = await ContextManager.open({ sessionId: uid('two'), workspaceRoot: ws, store, layout: 'spec' });
+      const found = await s2.search(tok);
+      expect(found.hits.map((h) => h.type).sort()).toEqual(['file', 'toolcall']);
+      expect(found.hits[0]).toMatchObject({ type: 'file', path: path.join(ws, 'notes/plan.md') });
+      expect(found.text.split('\n')[0]).toBe(`2 objects match "${tok}" (best first):`);
+      const call = found.hits.find((h) => h.type === 'toolcall');
+      expect(call).toMatchObject({ tool: 'bash', session: s1.sessionId });
+      expect(call.snippet).toContain(`[${tok}]`);
+      expect((await s2.search(tok, { types: ['toolcall'] })).hits.map((h) => h.id)).toEqual([call.id]);
+      expect((await s2.search(tok, { sessions: [s2.sessionId] })).hits).toEqual([]);
+      expect((await s2.search(tok, { limit: 1 })).hits).toHaveLength(1);
+      await expectCode(s2.search('  '), 'INVALID_ARGUMENT');
+      await expectCode(s2.search(tok, { bogus: 1 }), 'INVALID_ARGUMENT');
+
+      const r = await s2.activate(call.id);
+      expect(r).toMatchObject({ ok: true, id: call.id });
+      expect(s2.snapshot().activeSet).toContain(call.id);
+      const out = await s2.transformContext([msg.user('look')]);
+      expect(JSON.stringify(out)).toContain('BUILD-OUTPUT');
+      expect(await s2.activate(uid('nothing'))).toMatchObject({ ok: false, code: 'UNKNOWN_OBJECT' });
+      await s2.close();
+    });
+  });
 });

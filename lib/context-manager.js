@@ -312,7 +312,7 @@ class ContextManager {
     return opResult(await wrapAsync(() => this[NATIVE].read(path)));
   }
 
-  /** Load an object's content into context (id, unique id prefix, harness tool-call id or path). */
+  /** Load an object's content into context (id, unique id prefix, harness tool-call id or path; any id in the store). */
   activate(target) {
     return this.#setOp('activate', target);
   }
@@ -328,8 +328,9 @@ class ContextManager {
     return this.#setOp('unpin', target);
   }
 
+  // Any object of the store: one this session has not seen joins its index and pool first (issue 12).
   async #setOp(op, target) {
-    const r = wrap(() => this[NATIVE][op](target));
+    const r = await wrapAsync(() => this[NATIVE].setOpAny(op, target));
     await this.flush();
     return opResult(r);
   }
@@ -415,6 +416,16 @@ class ContextManager {
   /** The version visible at transaction `txId`, or null. */
   async getObjectAsOf(id, txId) {
     return parse(await wrapAsync(() => this[NATIVE].getObjectAsOf(id, txId)));
+  }
+  /**
+   * Full-text search over every session's objects (latest versions of files and toolcalls), best first:
+   * `{ hits: [{ id, type, path, tool, session, txTime, snippet, score }], text }`. Options: `{ types?, sessions?,
+   * since?, limit? }` (limit 1..200, default 10). Hits are metadata; `activate(id)` loads one.
+   */
+  async search(query, options) {
+    return JSON.parse(
+      await wrapAsync(() => this[NATIVE].search(String(query), options == null ? undefined : JSON.stringify(options))),
+    );
   }
   /**
    * Every version of an object (id, unique id prefix, harness call id or path; any object in the store), oldest first:

@@ -3,8 +3,13 @@
 //!
 //! - [`versions`]: older versions on request (list, show, diff).
 //! - [`diff`]: the line diff those use.
+//! - [`adopt`]: activating an object of another session by id.
+//! - [`search`]: full-text search over every session's objects.
 
+pub mod adopt;
 pub mod diff;
+pub mod search;
 pub mod versions;
 
+pub use search::{search, SearchHit, SearchOptions};
 pub use versions::{diff as diff_versions, show_version, versions, VersionRef};
