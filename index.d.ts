@@ -320,6 +320,12 @@ export interface CachePolicy {
   honourHostCompaction?: boolean;
   /** Force an epoch when pending deactivations free more than this; 0 = never. Default 5000. */
   deactivateEpoch?: number;
+  /** Working files: a file read, edited, written or activated by one of the newest this many tool calls keeps its view through collapses (default 12; 0 = off). */
+  workingCalls?: number;
+  /** Units (chars/4) the working files' views may keep at a collapse, on top of `low` (default 6,000). */
+  /** An edited or written file stays working while one of the newest this many tool calls edited or wrote it (default 48). */
+  workingEditedCalls?: number;
+  workingUnits?: number;
 }
 
 /** Cache layout counters. */

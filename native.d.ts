@@ -332,6 +332,18 @@ export interface NapiCachePolicy {
   dedupeReads?: boolean
   honourHostCompaction?: boolean
   deactivateEpoch?: number
+  /**
+   * Working files: a file touched by one of the newest this many tool
+   * calls keeps its view through epochs (default 12; 0 = off).
+   */
+  workingCalls?: number
+  /**
+   * An edited or written file stays working while one of the newest this
+   * many tool calls edited or wrote it (default 48).
+   */
+  workingEditedCalls?: number
+  /** Units the working files' views may keep at an epoch (default 6,000). */
+  workingUnits?: number
 }
 
 /**

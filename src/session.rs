@@ -74,6 +74,14 @@ pub struct NapiCachePolicy {
     pub dedupe_reads: Option<bool>,
     pub honour_host_compaction: Option<bool>,
     pub deactivate_epoch: Option<u32>,
+    /// Working files: a file touched by one of the newest this many tool
+    /// calls keeps its view through epochs (default 12; 0 = off).
+    pub working_calls: Option<u32>,
+    /// An edited or written file stays working while one of the newest this
+    /// many tool calls edited or wrote it (default 48).
+    pub working_edited_calls: Option<u32>,
+    /// Units the working files' views may keep at an epoch (default 6,000).
+    pub working_units: Option<u32>,
 }
 
 impl From<NapiCachePolicy> for CachePolicy {
@@ -91,6 +99,9 @@ impl From<NapiCachePolicy> for CachePolicy {
             dedupe_reads: p.dedupe_reads.unwrap_or(d.dedupe_reads),
             honour_host_compaction: p.honour_host_compaction.unwrap_or(d.honour_host_compaction),
             deactivate_epoch: p.deactivate_epoch.unwrap_or(d.deactivate_epoch),
+            working_calls: p.working_calls.unwrap_or(d.working_calls),
+            working_edited_calls: p.working_edited_calls.unwrap_or(d.working_edited_calls),
+            working_units: p.working_units.unwrap_or(d.working_units),
         }
     }
 }

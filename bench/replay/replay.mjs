@@ -8,7 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadStrategyFactory, reconstructionStats, replaySession, summarize } from "./lib/run.mjs";
-import { breakdownTable, callsCsv, fmtInt, fmtM, plotSvg, reconstructionCsv, summaryTable } from "./lib/report.mjs";
+import { breakdownTable, callsCsv, editsCsv, fmtInt, fmtM, plotSvg, priceTable, reconstructionCsv, summaryTable } from "./lib/report.mjs";
 import { Tokenizer } from "./lib/tokens.mjs";
 
 const DEFAULT_STRATEGIES = ["raw", "masking", "strawman", "self-context-manager"];
@@ -76,6 +76,7 @@ async function main() {
 
   // Global x index across sessions for the plot; markers for compactions / session starts.
   const allRows = [];
+  const editRows = results.flatMap((r) => r.editRows);
   const markers = [];
   let base = 0;
   for (const r of results) {
@@ -97,6 +98,7 @@ async function main() {
 
   await mkdir(out, { recursive: true });
   await writeFile(`${out}/calls.csv`, callsCsv(allRows));
+  await writeFile(`${out}/edits.csv`, editsCsv(editRows));
   await writeFile(`${out}/reconstruction.csv`, reconstructionCsv(recon));
   await writeFile(
     `${out}/tokens-per-call.svg`,
@@ -104,6 +106,9 @@ async function main() {
   );
 
   const table = summaryTable(summary);
+  const prices = priceTable(summary);
+  const expiredCalls = summary.find((s) => s.strategy === "raw")?.expiredCalls ?? 0;
+  const visibilityMs = results.reduce((a, r) => a + (r.timings.visibility ?? 0), 0);
   const strategyNotes = [];
   for (const r of results)
     for (const [s, st] of Object.entries(r.stats)) {
@@ -120,6 +125,14 @@ Cache model: cached = longest common token prefix with the same strategy's previ
 
 ${table}
 
+## Context sufficiency and price models (issue 10)
+
+Edit-anchor visibility: a successful recorded \`edit\` (its tool result is not an error) is *supported* at its call when ≥ 90% of its \`oldText\` lines (trimmed, ≥ 8 chars; top-level \`oldText\` and \`edits[].oldText\` together; no such line = supported) occur in the plain text of that call's provider messages (text, thinking, tool-call argument strings, tool-result text). Per edit: edits.csv.
+Penalty: each unsupported edit adds one re-read of its file — the tokens of the file's most recent recorded read output before the call (else its last recorded write content), counted uncached at the model's uncached price.
+Price models (uncached / cached price per token): standard 1.0 / 0.1; cache-write premium 1.25 / 0.1; cheap reads 1.25 / 0.025; cache expiry 1.0 / 0.1 where a call more than 5 minutes after the previous call's request (recorded timestamps) is all uncached, for every strategy (${expiredCalls} of ${totalCalls} calls).
+
+${prices}
+
 ${skipped.length ? `Skipped: ${skipped.map((s) => `${s.strategy} (${s.reason})`).join("; ")}\n\n` : ""}## Strategies
 ${strategyNotes.join("\n")}
 
@@ -132,7 +145,7 @@ Per-call detail: reconstruction.csv.
 ## Where the tokens are (raw)
 ${breakdownTable(breakdown, totalCalls)}
 
-Runtime: ${elapsed.toFixed(1)} s for ${totalCalls} calls × ${summary.length} strategies (tokenised ${fmtInt(tok.encodedChars)} unique chars in ${(tok.encodeMs / 1000).toFixed(1)} s).
+Runtime: ${elapsed.toFixed(1)} s for ${totalCalls} calls × ${summary.length} strategies (tokenised ${fmtInt(tok.encodedChars)} unique chars in ${(tok.encodeMs / 1000).toFixed(1)} s; edit-anchor visibility ${(visibilityMs / 1000).toFixed(2)} s).
 `;
   await writeFile(`${out}/summary.md`, md);
   await writeFile(
@@ -141,6 +154,8 @@ Runtime: ${elapsed.toFixed(1)} s for ${totalCalls} calls × ${summary.length} st
   );
 
   console.log(table);
+  console.log(`\neffective cost under four price models (ratios vs raw; penalised = + one uncached re-read per unsupported edit; expiry: ${expiredCalls} call${expiredCalls === 1 ? "" : "s"} cold):\n`);
+  console.log(prices);
   if (skipped.length) console.log(`\nskipped: ${skipped.map((s) => `${s.strategy} (${s.reason})`).join("; ")}`);
   console.log(
     `\nreconstruction: ours/recorded ratio of sums ${rs.ratioOfSums.toFixed(3)}, median ${rs.ratioMedian.toFixed(3)} [p5 ${rs.ratioP05.toFixed(3)}, p95 ${rs.ratioP95.toFixed(3)}], r=${rs.pearson.toFixed(4)} over ${rs.callsCompared} calls`,

@@ -4,9 +4,44 @@ export const fmtM = (n) => `${(n / 1e6).toFixed(2)}M`;
 export const fmtInt = (n) => Math.round(n).toLocaleString("en-US");
 export const fmtRatio = (x) => (Number.isFinite(x) ? `${x.toFixed(3)}×` : "–");
 
+export const fmtShare = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–");
+
+const PRICE_KEYS = ["standard", "writePremium", "cheapReads", "expiry"];
+const PRICE_LABELS = {
+  standard: "standard 1.0/0.1",
+  writePremium: "write premium 1.25/0.1",
+  cheapReads: "cheap reads 1.25/0.025",
+  expiry: "expiry 1.0/0.1, cold after 5 min",
+};
+
+// Columns after `effective` (issue 10): successful edits made at this call, how many
+// were supported (anchor visible), re-read penalty tokens, whether the call found the
+// cache expired (>5 min gap), and effective cost under the other price models
+// (plain and penalised).
 export function callsCsv(rows) {
-  const head = "session,call,strategy,messages,total,cached,uncached,effective";
-  const lines = rows.map((r) => [r.session, r.call, r.strategy, r.messages, r.total, r.cached, r.uncached, r.effective.toFixed(1)].join(","));
+  const head =
+    "session,call,strategy,messages,total,cached,uncached,effective,edits,supported_edits,penalty_tokens,expired," +
+    "effective_write_premium,effective_cheap_reads,effective_expiry," +
+    "penalised_standard,penalised_write_premium,penalised_cheap_reads,penalised_expiry";
+  const f = (x) => (x === undefined ? "" : x.toFixed(1));
+  const lines = rows.map((r) =>
+    [
+      r.session, r.call, r.strategy, r.messages, r.total, r.cached, r.uncached, r.effective.toFixed(1),
+      r.edits ?? 0, r.supported ?? 0, r.penalty ?? 0, r.expired ? 1 : 0,
+      f(r.prices?.writePremium), f(r.prices?.cheapReads), f(r.prices?.expiry),
+      f(r.prices?.standardPenalised), f(r.prices?.writePremiumPenalised), f(r.prices?.cheapReadsPenalised), f(r.prices?.expiryPenalised),
+    ].join(","),
+  );
+  return `${head}\n${lines.join("\n")}\n`;
+}
+
+/** One line per (successful edit, strategy): anchor lines, how many visible, supported, penalty. */
+export function editsCsv(editRows) {
+  const head = "session,call,strategy,tool_call_id,path,anchor_lines,visible_lines,supported,penalty_tokens,penalty_source";
+  const q = (v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const lines = editRows.map((r) =>
+    [r.session, r.call, r.strategy, r.toolCallId, q(r.path), r.lines, r.visible, r.supported ? 1 : 0, r.penalty, r.penaltySource].join(","),
+  );
   return `${head}\n${lines.join("\n")}\n`;
 }
 
@@ -19,10 +54,30 @@ export function reconstructionCsv(recon) {
 }
 
 export function summaryTable(summary) {
-  const head = "| strategy | calls | Σ total | Σ cached | Σ uncached | Σ effective | total vs raw | uncached vs raw | effective vs raw |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+  const head =
+    "| strategy | calls | Σ total | Σ cached | Σ uncached | Σ effective | total vs raw | uncached vs raw | effective vs raw | supported edits | share | penalised effective vs raw |\n" +
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  const raw = summary.find((s) => s.strategy === "raw");
   const lines = summary.map(
     (s) =>
-      `| ${s.strategy} | ${s.calls} | ${fmtInt(s.total)} | ${fmtInt(s.cached)} | ${fmtInt(s.uncached)} | ${fmtInt(s.effective)} | ${fmtRatio(s.totalRatio)} | ${fmtRatio(s.uncachedRatio)} | ${fmtRatio(s.effectiveRatio)} |`,
+      `| ${s.strategy} | ${s.calls} | ${fmtInt(s.total)} | ${fmtInt(s.cached)} | ${fmtInt(s.uncached)} | ${fmtInt(s.effective)} | ${fmtRatio(s.totalRatio)} | ${fmtRatio(s.uncachedRatio)} | ${fmtRatio(s.effectiveRatio)} | ${s.supported ?? 0} / ${s.edits ?? 0} | ${fmtShare(s.supportedShare)} | ${fmtRatio(raw?.prices?.standardPenalised ? s.prices?.standardPenalised / raw.prices.standardPenalised : NaN)} |`,
+  );
+  return `${head}\n${lines.join("\n")}`;
+}
+
+/**
+ * Effective cost under the four price models side by side (ratios vs raw), and the
+ * same with the re-read penalty of unsupported edits (counted uncached).
+ */
+export function priceTable(summary) {
+  const head =
+    `| strategy | supported edits | re-read penalty (tokens) | ${PRICE_KEYS.map((k) => `${PRICE_LABELS[k]} | vs raw | penalised vs raw`).join(" | ")} |\n` +
+    `|---|---:|---:|${PRICE_KEYS.map(() => "---:|---:|---:").join("|")}|`;
+  const raw = summary.find((s) => s.strategy === "raw");
+  const ratio = (s, k) => (raw?.prices?.[k] ? s.prices?.[k] / raw.prices[k] : NaN);
+  const lines = summary.map(
+    (s) =>
+      `| ${s.strategy} | ${s.supported ?? 0} / ${s.edits ?? 0} | ${fmtInt(s.penalty ?? 0)} | ${PRICE_KEYS.map((k) => `${fmtInt(s.prices?.[k] ?? 0)} | ${fmtRatio(ratio(s, k))} | ${fmtRatio(ratio(s, `${k}Penalised`))}`).join(" | ")} |`,
   );
   return `${head}\n${lines.join("\n")}`;
 }

@@ -9,6 +9,7 @@ import { addInto, messageBreakdown } from "./breakdown.mjs";
 import { toProviderMessages } from "./llm.mjs";
 import { SYSTEM_PROMPT, TOOLS } from "./prompt.mjs";
 import { loadSession } from "./session.mjs";
+import { anchorVisibility, contextIndex, PRICE_MODELS, priceCall, sessionEdits } from "./sufficiency.mjs";
 import { CACHE_READ_FACTOR, callCost, callSegments, lcpSegments, segmentsLength, systemSegment, toolsSegment, Tokenizer } from "./tokens.mjs";
 
 export const DEFAULT_PREAMBLE = Object.freeze({ system: SYSTEM_PROMPT, tools: TOOLS });
@@ -65,6 +66,12 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
   const breakdownSum = {};
   const breakdownUnique = {};
   const uniqueSeen = new WeakSet();
+  // Successful recorded edits by call (anchor lines, re-read penalty), and each
+  // call's gap to the previous request (for the cache-expiry price model).
+  const editsByCall = sessionEdits(session, (t) => tok.count(t));
+  const gaps = session.calls.map((c, i) => (i > 0 && c.time !== null && session.calls[i - 1].time !== null ? c.time - session.calls[i - 1].time : null));
+  const editRows = [];
+  let visibilityMs = 0;
 
   for (const { name, factory, options } of strategies) {
     const ts = performance.now();
@@ -101,7 +108,33 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
       prev = segs;
       if (orphanedResults(provider)) orphanCalls++;
       const c = callCost(total, cached);
-      rows.push({ session: label, call: call.index, strategy: sname, messages: provider.length, ...c });
+      // Edit-anchor visibility: only calls that made a successful edit are checked,
+      // against the call's provider messages (plain text and line sets memoised per message).
+      let edits = 0;
+      let supported = 0;
+      let penalty = 0;
+      const callEdits = editsByCall.get(call.index);
+      if (callEdits) {
+        const tv = performance.now();
+        const context = contextIndex(provider);
+        for (const ed of callEdits) {
+          const v = anchorVisibility(ed.lines, context);
+          edits++;
+          if (v.supported) supported++;
+          else penalty += ed.penalty;
+          editRows.push({ session: label, call: call.index, strategy: sname, toolCallId: ed.id, path: ed.path, ...v, penalty: v.supported ? 0 : ed.penalty, penaltySource: ed.penaltySource });
+        }
+        visibilityMs += performance.now() - tv;
+      }
+      const prices = {};
+      let expired = false;
+      for (const pm of PRICE_MODELS) {
+        const p = priceCall(pm, total, cached, gaps[call.index], penalty);
+        prices[pm.key] = p.effective;
+        prices[`${pm.key}Penalised`] = p.penalised;
+        expired ||= p.expired;
+      }
+      rows.push({ session: label, call: call.index, strategy: sname, messages: provider.length, ...c, edits, supported, penalty, expired, prices });
       if (sname === "raw") {
         perCallRaw.push(total);
         addInto(breakdownSum, { "system prompt + tools": preambleTokens });
@@ -139,6 +172,7 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
       });
     }
   }
+  timings.visibility = visibilityMs;
   timings.total = performance.now() - t0;
   return {
     session: label,
@@ -147,6 +181,7 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
     compactionCalls: session.compactionCalls,
     preambleTokens,
     rows,
+    editRows,
     skipped,
     stats,
     reconstruction,
@@ -160,12 +195,20 @@ export function summarize(rows) {
   const by = new Map();
   for (const r of rows) {
     let s = by.get(r.strategy);
-    if (!s) by.set(r.strategy, (s = { strategy: r.strategy, calls: 0, total: 0, cached: 0, uncached: 0, effective: 0 }));
+    if (!s) {
+      s = { strategy: r.strategy, calls: 0, total: 0, cached: 0, uncached: 0, effective: 0, edits: 0, supported: 0, penalty: 0, expiredCalls: 0, prices: {} };
+      by.set(r.strategy, s);
+    }
     s.calls++;
     s.total += r.total;
     s.cached += r.cached;
     s.uncached += r.uncached;
     s.effective += r.effective;
+    s.edits += r.edits ?? 0;
+    s.supported += r.supported ?? 0;
+    s.penalty += r.penalty ?? 0;
+    if (r.expired) s.expiredCalls++;
+    for (const [k, v] of Object.entries(r.prices ?? {})) s.prices[k] = (s.prices[k] ?? 0) + v;
   }
   const list = [...by.values()];
   const raw = by.get("raw");
@@ -173,6 +216,9 @@ export function summarize(rows) {
     s.totalRatio = raw ? s.total / raw.total : NaN;
     s.uncachedRatio = raw ? s.uncached / raw.uncached : NaN;
     s.effectiveRatio = raw ? s.effective / raw.effective : NaN;
+    s.supportedShare = s.edits ? s.supported / s.edits : NaN;
+    s.priceRatios = {};
+    for (const [k, v] of Object.entries(s.prices)) s.priceRatios[k] = raw?.prices[k] ? v / raw.prices[k] : NaN;
   }
   return list;
 }

@@ -189,9 +189,22 @@ export function deepFreeze(o) {
 }
 
 /**
+ * When a call's request was sent, in ms: the assistant message's own
+ * `timestamp` (pi sets it when the request starts streaming), else the entry's
+ * (when the finished message was appended); null when neither parses.
+ */
+export function requestTime(message, entry) {
+  for (const t of [message?.timestamp, entry?.timestamp]) {
+    const v = typeof t === "number" ? t : typeof t === "string" ? Date.parse(t) : NaN;
+    if (Number.isFinite(v)) return v;
+  }
+  return null;
+}
+
+/**
  * Load a session from JSONL text and reconstruct the context of every model call.
  * Returns { header, format, entries, path, calls: [{ index, entryId, pathIndex,
- *   messages, usage, stopReason, model, compactionsBefore }] , compactions }.
+ *   messages, usage, stopReason, model, compactionsBefore, time }] , compactions }.
  */
 export function loadSession(text, { leafId } = {}) {
   const fileEntries = parseJsonl(text);
@@ -219,6 +232,7 @@ export function loadSession(text, { leafId } = {}) {
       stopReason: m.stopReason,
       model: m.model,
       compactionsBefore: compactions,
+      time: requestTime(m, e),
     });
   }
   return { header, format, entries, path, calls, compactionCalls };

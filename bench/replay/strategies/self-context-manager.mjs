@@ -37,6 +37,9 @@ const POLICY_KEYS = new Set([
   "dedupeReads",
   "honourHostCompaction",
   "deactivateEpoch",
+  "workingCalls",
+  "workingEditedCalls",
+  "workingUnits",
 ]);
 
 function parseValue(v) {

@@ -94,7 +94,11 @@ fn main() {
                     .collect();
                 let t = Instant::now();
                 let h = rt
-                    .block_on(memory::search(&*store, &q.join(" "), &SearchOptions::default()))
+                    .block_on(memory::search(
+                        &*store,
+                        &q.join(" "),
+                        &SearchOptions::default(),
+                    ))
                     .unwrap();
                 samples.push(ms(t.elapsed()));
                 hits += h.len();

@@ -24,11 +24,12 @@ use super::assembly::active_body;
 use super::chat::{MessageEntry, Turn};
 use super::epochs::{self, utf16_len, CachePolicy, CallState, Shown};
 use super::fold::{self, FOLD_LINE};
+use super::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 use crate::store::Document;
 
 /// The constant header (second message): explains ids and refs once.
-pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file.";
+pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
 
 /// Roles rendered as they came (pi's `convertToLlm` turns them into user text).
 pub const PASSTHROUGH_ROLES: [&str; 3] = ["bashExecution", "custom", "branchSummary"];
@@ -66,6 +67,14 @@ pub struct EpochRecord {
     pub anchor: u32,
     #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<String>,
+    /// Calls kept for the working files (see [`super::working`]); until the
+    /// next epoch their live units do not trigger one.
+    #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
+    pub working: Vec<u32>,
+    /// A change notice, not an epoch: it collapses nothing, its text (in
+    /// `delta`) tells the model that files it saw changed.
+    #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
+    pub notice: bool,
 }
 
 /// A fold: items before `cut` are replaced by `text`.
@@ -871,6 +880,9 @@ pub struct FoldPlan {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheStats {
     pub epochs: usize,
+    /// Change notices (files the model saw that changed).
+    #[serde(default)]
+    pub notices: usize,
     pub folds: usize,
     pub host_folds: usize,
     pub collapsed_results: usize,
@@ -936,6 +948,11 @@ pub struct CacheLayout {
     pub latest_show: HashMap<String, u32>,
     pub host_fold: Option<HostFold>,
     pub fold_plan: Option<FoldPlan>,
+    /// Per file, the calls that touched it (working files).
+    file_calls: FileCalls,
+    /// Calls whose result arrived since the last render: the model has not
+    /// seen them, so no epoch collapses them.
+    fresh: Vec<u32>,
 }
 
 impl CacheLayout {
@@ -950,9 +967,79 @@ impl CacheLayout {
         self.unsettled.clear();
         self.looked = 0;
         self.latest_show.clear();
+        self.file_calls.clear();
+        self.fresh.clear();
         for i in 0..self.state.calls.len() {
             self.note_show(i as u32, self.state.calls[i].clone());
+            self.note_file_calls(i as u32);
         }
+    }
+
+    /// Files of call `call` (its path's, its activation's) → `file_calls`.
+    fn note_file_calls(&mut self, call: u32) {
+        let c = &self.state.calls[call as usize];
+        if let Some(f) = c.file {
+            self.file_calls.note(f, call);
+        }
+        let shown: Vec<u32> = shows_files(&self.aliases, c);
+        for f in shown {
+            self.file_calls.note(f, call);
+        }
+    }
+
+    /// Whether the model has file `f`'s content in view: a read, write or
+    /// activation result of it live, or an edit body of it live, after the
+    /// fold cut.
+    pub fn file_in_view(&self, f: u32) -> bool {
+        let epochs = self.state.epochs.len() as u32;
+        let start = self.fold_cut();
+        self.file_calls.of(f).iter().any(|&k| {
+            let c = &self.state.calls[k as usize];
+            let result_in_view = self.items.result_item[k as usize].is_some_and(|r| r >= start);
+            let args_in_view = self
+                .items
+                .assistant_item
+                .get(k as usize)
+                .is_some_and(|&a| a >= start);
+            match c.tool.as_str() {
+                "edit" => args_in_view && c.args_live_at(epochs),
+                "write" => args_in_view && c.args_live_at(epochs),
+                _ => result_in_view && c.result_live_at(epochs) && c.dedupe_of.is_none(),
+            }
+        })
+    }
+
+    /// Calls whose result arrived since the last render (unseen).
+    pub fn fresh(&self) -> &[u32] {
+        &self.fresh
+    }
+
+    /// Calls kept at the last epoch for the working files.
+    pub fn working(&self) -> &[u32] {
+        self.state
+            .epochs
+            .iter()
+            .rev()
+            .find(|e| !e.notice)
+            .map_or(&[], |e| e.working.as_slice())
+    }
+
+    /// Appends a change notice after the last item (see
+    /// [`EpochRecord::notice`]): an epoch that collapses nothing.
+    pub fn push_notice(&mut self, call_index: u32, text: String) {
+        let (thinking_before, working) = self
+            .state
+            .epochs
+            .last()
+            .map_or((0, Vec::new()), |e| (e.thinking_before, e.working.clone()));
+        self.state.epochs.push(EpochRecord {
+            call: call_index,
+            thinking_before,
+            anchor: self.items.len().saturating_sub(1) as u32,
+            delta: Some(text),
+            working,
+            notice: true,
+        });
     }
 
     fn note_show(&mut self, call: u32, c: CallState) {
@@ -973,12 +1060,20 @@ impl CacheLayout {
     /// A new tool-call block.
     pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>) -> u32 {
         let i = self.aliases.push_call();
+        let ranged = tool == "read"
+            && ["offset", "limit"]
+                .iter()
+                .any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
         self.state.calls.push(CallState {
             tool: tool.to_string(),
             arg_chars: arg_chars(tool, args),
             file,
+            ranged,
             ..Default::default()
         });
+        if let Some(f) = file {
+            self.file_calls.note(f, i);
+        }
         i
     }
 
@@ -1041,6 +1136,8 @@ impl CacheLayout {
         }
         let c = c.clone();
         self.note_show(call, c);
+        self.note_file_calls(call);
+        self.fresh.push(call);
     }
 
     /// The earlier call a new read is identical to: same file, same
@@ -1155,7 +1252,9 @@ impl CacheLayout {
     }
 
     /// Runs an epoch (see [`super::epochs`]) at model call `call_index`;
-    /// `file_line(i)` renders file i's delta line. Proposes a fold. Returns
+    /// `file_line(i)` renders file i's delta line. Proposes a fold. Unless
+    /// `force`d (a host fold needs its epoch), an epoch that would collapse
+    /// nothing does not run. Returns
     /// the calls whose result or arguments it collapsed. O(calls still
     /// open + kept), not O(calls).
     pub fn run_epoch(
@@ -1164,17 +1263,54 @@ impl CacheLayout {
         call_index: u32,
         pinned: &HashSet<usize>,
         file_line: &dyn Fn(u32) -> String,
+        force: bool,
     ) -> Vec<u32> {
         let number = self.state.epochs.len() as u32 + 1;
         let deactivated: HashSet<usize> =
             self.state.deactivated.iter().map(|&c| c as usize).collect();
-        let kept = epochs::kept_calls(&self.state.calls, p, |i| deactivated.contains(&i));
+        let mut kept = epochs::kept_calls(&self.state.calls, p, |i| deactivated.contains(&i));
+        // Never collapse what the model has not seen yet.
+        kept.extend(
+            self.fresh
+                .iter()
+                .map(|&c| c as usize)
+                .filter(|i| !deactivated.contains(i)),
+        );
+        // Thinking is dropped before the oldest call kept for recency.
+        let recent_oldest = kept.iter().min().copied();
+        let aliases = &self.aliases;
+        let prev = self.working().to_vec();
+        let mut work = working::working_calls(
+            &self.state.calls,
+            &self.file_calls,
+            p,
+            &|c| shows_files(aliases, c),
+            &prev,
+        );
+        work.retain(|i| !deactivated.contains(i));
+        kept.extend(work.iter().copied());
+        kept.sort_unstable();
+        kept.dedup();
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
         let n = self.state.calls.len();
         self.open.extend(self.open_looked.min(n) as u32..n as u32);
         self.open_looked = n;
         self.open.sort_unstable();
         self.open.dedup();
+        // Nothing to collapse (what is over `high` arrived with this call):
+        // no epoch; the next call runs it, once the model has seen that.
+        let collapsible = |c: &u32| {
+            let i = *c as usize;
+            let st = &self.state.calls[i];
+            kept.binary_search(&i).is_err()
+                && !is_pinned(i)
+                && ((st.result_collapsible(p) && st.collapsed.is_none())
+                    || (st.args_collapsible(p) && st.args_collapsed.is_none()))
+        };
+        if !force && !self.open.iter().any(collapsible) {
+            self.fold_plan = None;
+            return Vec::new();
+        }
         #[cfg(debug_assertions)]
         let mut every = self.state.calls.clone();
         let changed = epochs::collapse_all_but(
@@ -1217,9 +1353,12 @@ impl CacheLayout {
             .first()
             .map(|&oldest| self.first_assistant_from(oldest as u32));
 
-        // Thinking: every assistant item before the first one holding a kept call.
+        // Thinking: every assistant item before the first one holding a call
+        // kept for recency (a working file's old read keeps no thinking).
         let prev = self.state.epochs.last().map_or(0, |e| e.thinking_before);
-        let boundary = first_kept.unwrap_or(prev);
+        let boundary = recent_oldest
+            .map(|oldest| self.first_assistant_from(oldest as u32))
+            .unwrap_or(prev);
         let thinking_before = if p.drop_thinking {
             prev.max(boundary)
         } else {
@@ -1241,6 +1380,8 @@ impl CacheLayout {
             thinking_before,
             anchor,
             delta,
+            working: work.iter().map(|&i| i as u32).collect(),
+            notice: false,
         });
 
         // Fold proposal: cut at the first assistant holding a kept call, or
@@ -1417,13 +1558,15 @@ impl CacheLayout {
             *out_len + *out_len / 8 + 4096,
         );
         *out_len = out.len();
+        self.fresh.clear();
         out
     }
 
     pub fn stats(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> CacheStats {
         let calls = &self.state.calls;
         CacheStats {
-            epochs: self.state.epochs.len(),
+            epochs: self.state.epochs.iter().filter(|e| !e.notice).count(),
+            notices: self.state.epochs.iter().filter(|e| e.notice).count(),
             folds: self.state.folds.len(),
             host_folds: self.state.folds.iter().filter(|f| f.host).count(),
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
@@ -1494,18 +1637,25 @@ impl CacheLayout {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string()
+            } else if st.tool == "edit" {
+                // The edit's bodies: what a working file's view needs.
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .map(|a| serde_json::to_string(a).unwrap_or_default())
+                    .unwrap_or_default()
             } else {
                 env.live_text(c as u32)
             };
             let head = match st.file.filter(|_| st.shows.is_empty()) {
                 Some(f) => format!(
-                    "--- file id={} path={} ({}) ---",
+                    "--- file id={} path={} ({}{}) ---",
                     file_alias(f),
                     self.state
                         .files
                         .get(f as usize)
                         .map_or("", |e| e.path.as_str()),
-                    call_alias(c as u32)
+                    call_alias(c as u32),
+                    if st.tool == "edit" { " edit" } else { "" }
                 ),
                 None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
             };
@@ -1516,4 +1666,16 @@ impl CacheLayout {
         }
         Some(s)
     }
+}
+
+/// The files (alias indices) a call's activation shows.
+pub fn shows_files(aliases: &Aliases, c: &CallState) -> Vec<u32> {
+    c.shows
+        .iter()
+        .filter(|s| !s.note)
+        .filter_map(|s| match aliases.of_object(&s.id) {
+            Some(super::aliases::Alias::File(f)) => Some(f),
+            _ => None,
+        })
+        .collect()
 }

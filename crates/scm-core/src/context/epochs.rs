@@ -45,6 +45,17 @@ pub struct CachePolicy {
     /// Force an epoch when pending deactivations free more than this
     /// (units); 0 = wait for the next regular epoch.
     pub deactivate_epoch: u32,
+    /// A file is *working* while one of the newest this many tool calls
+    /// touched it (read, edit, write, activation); an epoch keeps its view
+    /// (see [`super::working`]). 0 = no working files.
+    pub working_calls: u32,
+    /// A file the agent edited or wrote stays working while one of the
+    /// newest this many tool calls did so (an edited file is quoted from
+    /// again and again: a plan document, the module being refactored).
+    pub working_edited_calls: u32,
+    /// At an epoch keep the working files' views that fit in this (units),
+    /// on top of `low`.
+    pub working_units: u32,
 }
 
 impl Default for CachePolicy {
@@ -61,6 +72,9 @@ impl Default for CachePolicy {
             dedupe_reads: true,
             honour_host_compaction: true,
             deactivate_epoch: 5_000,
+            working_calls: 12,
+            working_edited_calls: 48,
+            working_units: 6_000,
         }
     }
 }
@@ -123,6 +137,9 @@ pub struct CallState {
     /// it: keeping this call keeps that one (the note stays true).
     #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
     pub points_to: Option<u32>,
+    /// A read with offset/limit (shows part of the file).
+    #[serde(rename = "g", default, skip_serializing_if = "is_false")]
+    pub ranged: bool,
     /// activate/pin results: what they show instead of the op's message.
     #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
     pub shows: Vec<Shown>,

@@ -8,5 +8,7 @@ pub mod epochs;
 pub mod fold;
 pub mod images;
 pub mod ingest;
+pub mod notices;
 pub mod output;
 pub mod static_refs;
+pub mod working;

@@ -329,6 +329,11 @@ pub struct Session {
     /// File-list lines by file index, with the listed size they were
     /// rendered from (see `file_lines` in [`cache`]).
     file_lines: Vec<Option<(u64, String)>>,
+    /// Cache layout: per file, the version the model last saw (see
+    /// `notify_changes` in [`cache`]).
+    seen: HashMap<String, cache::Seen>,
+    /// Files in `seen` that got a new version since.
+    seen_changed: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -373,6 +378,8 @@ impl Session {
             write_error: None,
             output: Default::default(),
             file_lines: Vec::new(),
+            seen: HashMap::new(),
+            seen_changed: Default::default(),
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
         }
@@ -555,6 +562,9 @@ impl Session {
         }
         self.objects.insert(id.clone(), Cached { doc, tx });
         self.forget_file_line(&id);
+        if self.seen.contains_key(&id) {
+            self.seen_changed.insert(id.clone());
+        }
         if write {
             self.pending.docs.insert(id.clone());
         }

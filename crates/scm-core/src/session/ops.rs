@@ -145,9 +145,37 @@ impl Session {
         Ok(())
     }
 
+    /// Reads an indexed file's source again (blocking std::fs) so that an
+    /// activation shows its current version even when no watcher reported
+    /// the change yet. A file found gone gets a deletion version; any other
+    /// failure keeps the version known.
+    fn refresh_file(&mut self, id: &str) {
+        let Some(c) = self.objects.get(id) else {
+            return;
+        };
+        if c.object_type() != Some(ObjectType::File) || c.is_stub() {
+            return;
+        }
+        let Some(source) = c.source() else {
+            return;
+        };
+        let Some(host) = self.resolver().host_path(&source) else {
+            return;
+        };
+        let max = self.indexer.options.max_content_bytes;
+        let payload = match crate::fs::indexer::read_payload(&host, max) {
+            Ok(p) => p,
+            Err(Error::FileNotFound { .. }) => crate::model::FilePayload::Deleted,
+            Err(_) => return,
+        };
+        self.put_object(file_document(&source, payload), None, true);
+    }
+
     fn make_active(&mut self, id: &str) -> Result<bool> {
         if self.objects.get(id).is_some_and(super::Cached::is_stub) {
             self.upgrade_stub(id)?;
+        } else {
+            self.refresh_file(id);
         }
         // Ask before `enter`, which inserts into the active set itself.
         let was_active = self.active_set.contains(id);

@@ -1,0 +1,85 @@
+//! **Change notices** of the cache layout: when a file whose content the
+//! model has in view (or is working on) gets a new version it did not make
+//! itself — changed on disk, written by another agent on the store — the
+//! next call appends a short `CHANGED` message after the last one, so the
+//! cached prefix stays as it was and the model never takes an old version
+//! for the current one. The model's own `edit`/`write` are not notified:
+//! their arguments already say what changed.
+//!
+//! The text is a unified diff against the version the model last saw, or,
+//! when that is too long, a line saying how much changed and how to see it.
+
+use similar::TextDiff;
+
+/// The version of a file the model last saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub object_hash: String,
+    /// Its content (None: deleted, unreadable or metadata only).
+    pub content: Option<String>,
+}
+
+/// Longest diff shown inline (chars); longer changes get a one-line note.
+pub const MAX_DIFF_CHARS: usize = 2_000;
+
+/// The notice for one file: `head` names it (`f3 src/app.ts`).
+pub fn notice(head: &str, seen: &Seen, now: Option<&str>) -> String {
+    match (seen.content.as_deref(), now) {
+        (_, None) => format!("CHANGED {head}: deleted or no longer readable"),
+        (None, Some(new)) => format!(
+            "CHANGED {head}: it has content again ({} lines); activate it to see it",
+            super::cache_layout::line_count(new)
+        ),
+        (Some(old), Some(new)) => {
+            let diff = TextDiff::from_lines(old, new);
+            let body = diff
+                .unified_diff()
+                .context_radius(2)
+                .header("seen", "now")
+                .to_string();
+            if body.len() <= MAX_DIFF_CHARS {
+                format!("CHANGED {head} since you saw it:\n{}", body.trim_end())
+            } else {
+                let changed = diff
+                    .iter_all_changes()
+                    .filter(|c| c.tag() != similar::ChangeTag::Equal)
+                    .count();
+                format!(
+                    "CHANGED {head} since you saw it: {changed} lines differ ({} lines now); activate it to see the current version",
+                    super::cache_layout::line_count(new)
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_change_is_a_unified_diff() {
+        let seen = Seen {
+            object_hash: "a".into(),
+            content: Some("one\ntwo\nthree\n".into()),
+        };
+        let t = notice("f1 a.txt", &seen, Some("one\nTWO\nthree\n"));
+        assert!(t.starts_with("CHANGED f1 a.txt since you saw it:\n"), "{t}");
+        assert!(t.contains("-two\n+TWO"), "{t}");
+    }
+
+    #[test]
+    fn a_large_change_and_a_deletion_are_one_line() {
+        let seen = Seen {
+            object_hash: "a".into(),
+            content: Some("x\n".repeat(10)),
+        };
+        let big: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let t = notice("f1 a.txt", &seen, Some(&big));
+        assert!(t.contains("lines differ (2001 lines now)"), "{t}");
+        assert_eq!(
+            notice("f1 a.txt", &seen, None),
+            "CHANGED f1 a.txt: deleted or no longer readable"
+        );
+    }
+}
