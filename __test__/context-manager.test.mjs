@@ -340,6 +340,10 @@ describeStores('ContextManager', ({ kind, options }) => {
       for (const [i, tag] of ['ONE', 'TWO', 'THREE'].entries()) {
         t.push(msg.assistant([{ id: `toolu_${i}`, name: 'bash', arguments: { command: `c${i}` } }]), msg.result(`toolu_${i}`, 'bash', big(tag)));
       }
+      // The model sees the outputs whole once (issue 10); the next call collapses the older ones.
+      const first = await cm.transformContext(t);
+      expect(first.filter((m) => m.role === 'toolResult').map(textOf).join('\n')).toContain('ONE line 19');
+      t.push(msg.user('next'));
       const out = await cm.transformContext(t);
       expect(textOf(out[0])).toMatch(/^Context manager: files and tool outputs are objects with ids/);
       const results = out.filter((m) => m.role === 'toolResult');

@@ -1219,7 +1219,8 @@ async fn activate_after_an_unreported_change_on_disk_shows_the_new_text() {
         let mut t = Transcript::default();
         ws.write("a.txt", &v1);
         s.read("a.txt").await.unwrap();
-        t.user("look").call("r1", "read", json!({"path": "a.txt"}), &v1);
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.txt"}), &v1);
         s.transform_context(&t.messages).await.unwrap();
         assert!(s.deactivate("f1").ok);
         t.call("d1", "deactivate", json!({"id": "f1"}), "ok");
@@ -1255,7 +1256,8 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
         s.read("a.ts").await.unwrap();
-        t.user("look").call("r1", "read", json!({"path": "a.ts"}), &v1);
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
         let first = s.transform_context(&t.messages).await.unwrap();
 
         ws.write("a.ts", &v2);
@@ -1301,7 +1303,12 @@ async fn output_is_shown_whole_at_least_once_before_it_can_collapse() {
         let mut s = ws.open(opts("unseen", small())).await;
         let mut t = Transcript::default();
         t.user("look at these");
-        t.call("old", "bash", json!({"command": "cat old"}), &body("OLD", 40));
+        t.call(
+            "old",
+            "bash",
+            json!({"command": "cat old"}),
+            &body("OLD", 40),
+        );
         let out = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(occurrences(&out, "OLD line 039"), 1, "shown whole once");
         let outs: Vec<String> = (0..4).map(|i| body(&format!("OUT{i}"), 12)).collect();
@@ -1318,15 +1325,32 @@ async fn output_is_shown_whole_at_least_once_before_it_can_collapse() {
             t.result(&format!("b{i}"), "bash", o, false);
         }
         let out = s.transform_context(&t.messages).await.unwrap();
-        assert!(s.cache_stats().epochs >= 1, "the seen output is over `high`");
+        assert!(
+            s.cache_stats().epochs >= 1,
+            "the seen output is over `high`"
+        );
         assert_eq!(occurrences(&out, "OLD line 039"), 0, "seen, so collapsed");
         for i in 0..4 {
-            assert_eq!(occurrences(&out, &format!("OUT{i} line 011")), 1, "t{} shown", i + 2);
+            assert_eq!(
+                occurrences(&out, &format!("OUT{i} line 011")),
+                1,
+                "t{} shown",
+                i + 2
+            );
         }
         // Seen once: the next epoch may collapse them.
-        t.call("b4", "bash", json!({"command": "cat five"}), &body("OUT4", 40));
+        t.call(
+            "b4",
+            "bash",
+            json!({"command": "cat five"}),
+            &body("OUT4", 40),
+        );
         let out = s.transform_context(&t.messages).await.unwrap();
-        assert_eq!(occurrences(&out, "OUT0 line 011"), 0, "collapsed after being seen");
+        assert_eq!(
+            occurrences(&out, "OUT0 line 011"),
+            0,
+            "collapsed after being seen"
+        );
         s.close().await.unwrap();
     }
 }
@@ -1363,16 +1387,38 @@ async fn a_working_file_keeps_its_view_through_epochs() {
         // Outputs of other tools push the live content over `high`.
         let mut out = Vec::new();
         for i in 0..2 {
-            t.call(&format!("b{i}"), "bash", json!({"command": "x"}), &body(&format!("B{i}Q"), 20));
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "x"}),
+                &body(&format!("B{i}Q"), 20),
+            );
             out = s.transform_context(&t.messages).await.unwrap();
         }
         assert!(s.cache_stats().epochs >= 1);
-        assert_eq!(occurrences(&out, "OLDFILE line 019"), 0, "old.ts is not worked on");
-        assert_eq!(occurrences(&out, "MAINFILE line 019"), 1, "main.ts's read stays");
-        assert_eq!(ser(&out).join("").matches("NEWTEXT line 005").count(), 1, "its edit body stays");
+        assert_eq!(
+            occurrences(&out, "OLDFILE line 019"),
+            0,
+            "old.ts is not worked on"
+        );
+        assert_eq!(
+            occurrences(&out, "MAINFILE line 019"),
+            1,
+            "main.ts's read stays"
+        );
+        assert_eq!(
+            ser(&out).join("").matches("NEWTEXT line 005").count(),
+            1,
+            "its edit body stays"
+        );
         // No longer worked on: the next epoch lets it go.
         for i in 2..8 {
-            t.call(&format!("b{i}"), "bash", json!({"command": "x"}), &body(&format!("B{i}Q"), 20));
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "x"}),
+                &body(&format!("B{i}Q"), 20),
+            );
             out = s.transform_context(&t.messages).await.unwrap();
         }
         assert_eq!(occurrences(&out, "MAINFILE line 019"), 0);

@@ -117,7 +117,6 @@ fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
     (!view.is_empty()).then_some(view)
 }
 
-/// The calls an epoch keeps for the working files (ascending).
 /// Files whose views the last epoch kept (`prev`) come first: a view kept
 /// once stays in the cached prefix, and dropping it for a newer file would
 /// collapse what the model may still quote.
@@ -141,8 +140,8 @@ pub fn working_calls(
             continue;
         }
         let recent = n - i <= p.working_calls as usize;
-        let edited = matches!(c.tool.as_str(), "edit" | "write")
-            && n - i <= p.working_edited_calls as usize;
+        let edited =
+            matches!(c.tool.as_str(), "edit" | "write") && n - i <= p.working_edited_calls as usize;
         if !recent && !edited {
             continue;
         }
@@ -164,7 +163,10 @@ pub fn working_calls(
         let Some(view) = view_of(f, calls, fc) else {
             continue;
         };
-        let size: u64 = view.iter().map(|&k| view_units(&calls[k as usize], p)).sum();
+        let size: u64 = view
+            .iter()
+            .map(|&k| view_units(&calls[k as usize], p))
+            .sum();
         if budget + size > u64::from(p.working_units) {
             continue;
         }
@@ -216,7 +218,11 @@ mod tests {
         p2.working_calls = 3;
         p2.working_edited_calls = 0;
         let kept = working_calls(&calls, &index(&calls), &p2, &|_| Vec::new(), &[]);
-        assert_eq!(kept, vec![2, 3], "f1's view: read 2 and edit 3; f2 is not working");
+        assert_eq!(
+            kept,
+            vec![2, 3],
+            "f1's view: read 2 and edit 3; f2 is not working"
+        );
     }
 
     #[test]
@@ -247,6 +253,9 @@ mod tests {
         ];
         calls[0].collapsed = Some(1);
         let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
-        assert!(kept.is_empty(), "f1's read collapsed; f2's 1000 units exceed 500");
+        assert!(
+            kept.is_empty(),
+            "f1's read collapsed; f2's 1000 units exceed 500"
+        );
     }
 }

@@ -507,9 +507,13 @@ impl Session {
         // The delta lists only the files first seen since the last one.
         let from = self.cache.state.files_listed;
         let lines = self.file_lines(from);
-        let changed = self
-            .cache
-            .run_epoch(&p, call, pinned, &|i| lines[(i - from) as usize].clone(), force);
+        let changed = self.cache.run_epoch(
+            &p,
+            call,
+            pinned,
+            &|i| lines[(i - from) as usize].clone(),
+            force,
+        );
         // The active set follows what is shown: collapsed toolcalls leave it.
         let number = self.cache.state.epochs.len() as u32;
         for c in changed {
