@@ -620,7 +620,9 @@ export declare class ContextManager {
   setSystemPrompt(prompt: string): void;
   /**
    * `target`: object id, a unique id prefix (≥ 6 chars), a harness tool-call
-   * id, or a file path. The set change is immediate; the promise resolves once
+   * id, or a file path. Any file or toolcall id in the store works (another
+   * session's, e.g. a `search` hit): it joins this session's index and pool
+   * first. The set change is immediate; the promise resolves once
    * it is stored (a store failure rejects with a coded error and the write
    * stays queued for the next flush).
    */
@@ -658,6 +660,14 @@ export declare class ContextManager {
   history<D = ObjectDocument>(id: string): Promise<Version<D>[]>;
   /** The version visible at transaction `txId`, or null. */
   getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
+  /** Full-text search over every session's objects (latest versions of files and toolcalls), best first; metadata hits only. */
+  search(query: string, options?: SearchOptions): Promise<SearchResult>;
+  /** Every version of an object (id, prefix, call id, path; any object in the store), oldest first. UNKNOWN_OBJECT if none. */
+  versions(target: string): Promise<VersionList>;
+  /** One version, shown to the caller only (never added to the context). UNKNOWN_OBJECT for a missing version. */
+  showVersion<D = ObjectDocument>(target: string, version: VersionRef): Promise<ShownVersion<D>>;
+  /** Unified diff between two versions (`to` defaults to `'latest'`). */
+  diff(target: string, from: VersionRef, to?: VersionRef): Promise<VersionDiff>;
   /**
    * Rebuild exactly what model call `n` (0-based, one per transformContext) received, from stored versions: its
    * context, headed by the session's system prompt of that call as a `system` message, also when the harness sent
@@ -748,4 +758,80 @@ export declare class SelfContextManager {
   getXtEntity<D = ObjectDocument>(id: string): Promise<D | null>;
   getSnapshot(): SelfContextSnapshot;
   close(): Promise<void>;
+}
+
+/** A version: its number (1 = oldest), `'tx:<txId>'`, `'latest'`, or an RFC 3339 time (the version visible then). */
+export type VersionRef = number | string;
+
+/** One entry of `versions()`: where a version sits and what it holds, without its content. */
+export interface VersionInfo {
+  version: number;
+  txId: number;
+  txTime: string;
+  contentHash: string | null;
+  metadataHash: string | null;
+  objectHash: string | null;
+  /** Content length in characters (UTF-16 units). */
+  size: number;
+  /** A file version's state: 'present' | 'stub' | 'deleted'. */
+  state: string | null;
+}
+
+export interface VersionList {
+  id: string;
+  versions: VersionInfo[];
+  /** One line per version, as the agent sees it. */
+  text: string;
+}
+
+export interface ShownVersion<D = ObjectDocument> extends VersionInfo {
+  id: string;
+  /** How many versions the object has. */
+  of: number;
+  doc: D;
+  /** A header line, then the version's content. */
+  text: string;
+}
+
+export interface VersionDiff {
+  id: string;
+  from: VersionInfo;
+  to: VersionInfo;
+  /** Unified diff of the two versions' text; empty when equal. */
+  diff: string;
+  text: string;
+}
+
+export interface SearchOptions {
+  /** Object types to keep; all searchable types when absent. */
+  types?: Array<'file' | 'toolcall'>;
+  /** Sessions whose objects to keep (their toolcalls and their session index). */
+  sessions?: string[];
+  /** RFC 3339: objects whose latest version was written at or after it. */
+  since?: string;
+  /** 1..200, default 10. */
+  limit?: number;
+}
+
+export interface SearchHit {
+  id: string;
+  type: 'file' | 'toolcall';
+  /** A file's canonical path. */
+  path: string | null;
+  /** A toolcall's tool. */
+  tool: string | null;
+  /** The session a toolcall belongs to (files belong to no one session). */
+  session: string | null;
+  /** Transaction time of the latest version. */
+  txTime: string;
+  /** Matching text, terms in [ ]. */
+  snippet: string;
+  /** Higher is better; comparable within one result only. */
+  score: number;
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  /** One line per hit, as the agent sees it. */
+  text: string;
 }

@@ -189,6 +189,31 @@ export declare class NativeSession {
   checkpoint(requestJson: string): Promise<string | null>
   /** The tip of this session's commit chain, or null. */
   get commitTip(): string | null
+   * Every version of the object `target` names, oldest first, as JSON
+   * `{id, versions: [{version, txId, txTime, contentHash, metadataHash,
+   * objectHash, size, state}], text}`.
+   */
+  versions(target: string): Promise<string>
+  /**
+   * One version (`3`, `v3`, `tx:<id>`, `latest`, an RFC 3339 time) as
+   * JSON `{id, version, …, of, doc, text}`. Shown to the caller only: the
+   * session's sets are untouched.
+   */
+  showVersion(target: string, version: string): Promise<string>
+  /** Unified diff between two versions as JSON `{id, from, to, diff, text}`. */
+  diff(target: string, from: string, to: string): Promise<string>
+  /**
+   * Full-text search over every session's objects: JSON `{hits: [{id,
+   * type, path, tool, session, txTime, snippet, score}], text}`.
+   * `optionsJson`: `{types?, sessions?, since?, limit?}`.
+   */
+  search(query: string, optionsJson?: string | undefined | null): Promise<string>
+  /**
+   * activate / deactivate / pin / unpin, also for an object of the store
+   * this session has not seen (it joins the session index and pool
+   * first). The session write is queued (see `flush`).
+   */
+  setOpAny(op: string, target: string): Promise<JsOpResult>
 }
 export type JsSession = NativeSession
 

@@ -364,7 +364,7 @@ class ContextManager {
     wrap(() => this[NATIVE].setSystemPrompt(prompt));
   }
 
-  /** Load an object's content into context (id, unique id prefix, harness tool-call id or path). */
+  /** Load an object's content into context (id, unique id prefix, harness tool-call id or path; any id in the store). */
   activate(target) {
     return this.#setOp('activate', target);
   }
@@ -380,8 +380,9 @@ class ContextManager {
     return this.#setOp('unpin', target);
   }
 
+  // Any object of the store: one this session has not seen joins its index and pool first (issue 12).
   async #setOp(op, target) {
-    const r = wrap(() => this[NATIVE][op](target));
+    const r = await wrapAsync(() => this[NATIVE].setOpAny(op, target));
     await this.flush();
     return opResult(r);
   }
@@ -467,6 +468,38 @@ class ContextManager {
   /** The version visible at transaction `txId`, or null. */
   async getObjectAsOf(id, txId) {
     return parse(await wrapAsync(() => this[NATIVE].getObjectAsOf(id, txId)));
+  }
+  /**
+   * Full-text search over every session's objects (latest versions of files and toolcalls), best first:
+   * `{ hits: [{ id, type, path, tool, session, txTime, snippet, score }], text }`. Options: `{ types?, sessions?,
+   * since?, limit? }` (limit 1..200, default 10). Hits are metadata; `activate(id)` loads one.
+   */
+  async search(query, options) {
+    return JSON.parse(
+      await wrapAsync(() => this[NATIVE].search(String(query), options == null ? undefined : JSON.stringify(options))),
+    );
+  }
+  /**
+   * Every version of an object (id, unique id prefix, harness call id or path; any object in the store), oldest first:
+   * `{ id, versions: [{ version, txId, txTime, contentHash, metadataHash, objectHash, size, state }], text }`.
+   * Reading versions never changes the session's sets.
+   */
+  async versions(target) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].versions(String(target))));
+  }
+  /**
+   * One version: `version` is its number (1 = oldest), `'tx:<txId>'`, `'latest'` or an RFC 3339 time.
+   * `{ id, version, txId, txTime, contentHash, metadataHash, objectHash, size, state, of, doc, text }`; shown to the
+   * caller only, never added to the context.
+   */
+  async showVersion(target, version) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].showVersion(String(target), versionArg(version))));
+  }
+  /** Unified diff between two versions (as in `showVersion`): `{ id, from, to, diff, text }`. */
+  async diff(target, from, to) {
+    return JSON.parse(
+      await wrapAsync(() => this[NATIVE].diff(String(target), versionArg(from), versionArg(to ?? 'latest'))),
+    );
   }
   /**
    * Rebuild exactly what model call `n` (0-based, one per transformContext) received, from stored versions: its
@@ -566,6 +599,13 @@ class ContextManager {
   close() {
     return wrapAsync(() => this[NATIVE].close());
   }
+}
+
+/** A version reference as the core parses it: numbers are version numbers. */
+function versionArg(v) {
+  if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+  if (typeof v === 'string') return v;
+  throw codedError('INVALID_ARGUMENT', `version must be a version number or a string (tx:<id>, latest, a time), got ${typeof v}`);
 }
 
 module.exports = { ContextManager };

@@ -30,12 +30,14 @@ const SYSTEM_SECTION = {
 - Every tool call has an id t1, t2, … (shown as the call's id) and every file an id f1, f2, …. Tool output stays where it happened; now and then older outputs and write/edit bodies are collapsed together to refs like [t12 · 340 lines]. The ids keep working.
 - FILES messages list files as they become known: "f3 src/app.ts (1200 chars)", or "[unread]" for a file only seen in ls/find/grep/bash output.
 - A CHANGED message shows, as a diff, a file you have in view that changed outside your own edits (on disk, by another agent). The files you are working on stay visible; activate(f3) always shows a file's current text.
-- activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.`,
+- activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.
+- search(query) finds files, notes and tool outputs of every earlier session (activate(id) loads a hit); versions/show_version/diff show older versions of a file on request.`,
 	spec: `Context management (self-context-manager):
 - Files you read and tool outputs are objects. The METADATA_POOL message lists every object of this session with its id, one line each; a file marked [unread] was only discovered (by ls/find/grep/bash) and has not been read.
 - The active set is shown as ACTIVE_CONTENT blocks at the end of the context: the current content of each active object, once. Tool results in the chat are only references (toolcall_ref id=…); the content is in the ACTIVE_CONTENT blocks while the object is active.
 - read(path) loads a file into the active set. activate(id) brings back any object from the pool (an [unread] file is read first); deactivate(id) collapses it to its pool line; pin(id) keeps it active until unpin(id). Ids are as shown in the pool (a unique prefix works) or a file path.
-- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.`,
+- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.
+- search(query) finds files, notes and tool outputs of every earlier session; activate(id) loads a hit. versions/show_version/diff show older versions on request.`,
 };
 
 // ---------------------------------------------------------------------------
@@ -577,12 +579,99 @@ export default function selfContextManager(pi) {
 						notifyOnce(ctx, `flush:${e.code ?? "?"}`, `store write delayed (${describe(e)}); it is retried on the next step`);
 					}
 				} else r = await cm[name](target);
+				// An id of another session (a search hit) is in the store, not in this session: the async operation
+				// brings it in first (issue 12).
+				if (!r.ok && r.code === "UNKNOWN_OBJECT" && typeof cm.setOpSync === "function") r = await cm[name](target);
 				if (!r.ok) throw new Error(r.message);
 				const text = cfg.layout === "cache" ? cacheOpMessage(name, params.id, r.message) : r.message;
 				return { content: [{ type: "text", text }], details: r };
 			},
 		});
 	}
+
+	// --- memory across sessions (issue 12): the whole store, on request --------------------------------
+
+	const memoryTools = [
+		{
+			name: "search",
+			label: "Search",
+			description:
+				"Full-text search over every file and tool output of every session in this project's store (notes, earlier sessions' results). Returns one line per hit (id, path or tool, session, snippet), best first; activate(id) loads one.",
+			snippet: "Find notes, files and tool outputs from any session by words they contain",
+			parameters: Type.Object({
+				query: Type.String({ description: "Words that must all occur (word* for a prefix)" }),
+				types: Type.Optional(Type.Array(Type.String(), { description: "file and/or toolcall" })),
+				limit: Type.Optional(Type.Number({ description: "Most hits (default 10)" })),
+			}),
+			run: (cm, p) => cm.search(p.query, { types: p.types, limit: p.limit }),
+		},
+		{
+			name: "versions",
+			label: "Versions",
+			description: "List an object's stored versions (number, time, size, hash), oldest first. Use when you need to know how a file changed; show_version and diff read them.",
+			snippet: "List the stored versions of a file or output",
+			parameters: Type.Object({ id: Type.String({ description: idDescription }) }),
+			run: (cm, p) => cm.versions(agentPath(p.id)),
+		},
+		{
+			name: "show_version",
+			label: "Show version",
+			description: "Show one older version of an object as this result (not added to the context). version: its number from versions, tx:<id>, latest, or a time.",
+			snippet: "Show an older version of a file or output",
+			parameters: Type.Object({ id: Type.String({ description: idDescription }), version: Type.String({ description: "3, tx:812, latest or an ISO time" }) }),
+			run: (cm, p) => cm.showVersion(agentPath(p.id), p.version),
+		},
+		{
+			name: "diff",
+			label: "Diff",
+			description: "Unified diff between two versions of an object (to defaults to latest). Cheaper than showing both versions.",
+			snippet: "Diff two versions of a file or output",
+			parameters: Type.Object({
+				id: Type.String({ description: idDescription }),
+				from: Type.String({ description: "A version: 3, tx:812 or a time" }),
+				to: Type.Optional(Type.String({ description: "Default latest" })),
+			}),
+			run: (cm, p) => cm.diff(agentPath(p.id), p.from, p.to ?? "latest"),
+		},
+	];
+	for (const t of memoryTools) {
+		register({
+			name: t.name,
+			label: t.label,
+			description: t.description,
+			promptSnippet: t.snippet,
+			parameters: t.parameters,
+			executionMode: "sequential",
+			async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+				const cm = await manager(ctx);
+				if (!cm) throw new Error(unavailable());
+				if (typeof cm[t.name === "show_version" ? "showVersion" : t.name] !== "function") throw new Error(`${t.name} needs the ContextManager facade`);
+				const r = await t.run(cm, params);
+				return { content: [{ type: "text", text: r.text }], details: r };
+			},
+		});
+	}
+
+	pi.registerCommand("search", {
+		description: "Search every session's files and tool outputs in the store: /search words…",
+		handler: async (args, ctx) => {
+			const cm = await manager(ctx);
+			if (!cm || typeof cm.search !== "function") {
+				ctx.ui.notify(unavailable(), "warning");
+				return;
+			}
+			const q = String(args ?? "").trim();
+			if (!q) {
+				ctx.ui.notify("usage: /search words…", "warning");
+				return;
+			}
+			try {
+				ctx.ui.notify((await cm.search(q, { limit: 20 })).text, "info");
+			} catch (e) {
+				ctx.ui.notify(describe(e), "warning");
+			}
+		},
+	});
 
 	// --- user-facing --------------------------------------------------------------------------------
 

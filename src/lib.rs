@@ -12,6 +12,8 @@ pub mod indexer;
 pub mod resolver;
 pub mod session;
 pub mod store;
+// After `session`: napi-derive must see `JsSession` before this extra `impl` block.
+pub mod memory;
 
 use napi_derive::napi;
 

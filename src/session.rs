@@ -266,10 +266,10 @@ pub struct JsSessionStats {
     pub has_pending: bool,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     /// None once closed.
     session: Mutex<Option<Session>>,
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     gate: tokio::sync::Mutex<()>,
     /// transformContext awaits its flush (see the module comment).
     durable: bool,
@@ -284,7 +284,10 @@ impl Shared {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Session) -> scm_core::Result<T>) -> scm_core::Result<T> {
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Session) -> scm_core::Result<T>,
+    ) -> scm_core::Result<T> {
         match self.lock().as_mut() {
             Some(s) => f(s),
             None => Err(Error::SessionClosed),
@@ -370,7 +373,7 @@ impl Shared {
     }
 
     /// Wait until background flushes finished (landed or re-queued).
-    async fn settle(&self) {
+    pub(crate) async fn settle(&self) {
         let mut rx = self.behind.subscribe();
         let _ = rx.wait_for(|n| *n == 0).await;
     }
@@ -458,7 +461,7 @@ fn build(
 
 #[napi(js_name = "NativeSession")]
 pub struct JsSession {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     session_id: String,
 }
 

@@ -44,6 +44,11 @@ export async function sessions(): Promise<void> {
   const activeIds: string[] = cm.snapshot().activeSet;
   const again = await cm.reconstructCall(0);
   const asOf = await cm.getObjectAsOf('a', 3);
+  const versions: number[] = (await cm.versions('a.ts')).versions.map((v) => v.txId);
+  const older: string | null = (await cm.showVersion('a.ts', 1)).contentHash;
+  const patch: string = (await cm.diff('a.ts', 'tx:3', 'latest')).diff;
+  const hits: string[] = (await cm.search('plan', { types: ['file'], limit: 5 })).hits.map((h) => h.id);
+  void [versions, older, patch, hits];
   await cm.observeLs('a\nb', '/w');
   await cm.close();
   const m = new SelfContextManager({ sessionId: 's', workspaceRoot: '/w' });

@@ -9,6 +9,7 @@ pub mod commits;
 pub mod context;
 pub mod error;
 pub mod fs;
+pub mod memory;
 pub mod model;
 pub mod session;
 pub mod store;

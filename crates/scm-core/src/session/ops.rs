@@ -214,6 +214,34 @@ impl Session {
         self.resolve_target(target)
     }
 
+    /// Brings an object of the store this session has not seen (another
+    /// session's toolcall, a file found by search) into the session index
+    /// and the pool, from its latest version `doc` (memory-system-v0 §6.3,
+    /// issue 12). Only content objects; returns the id.
+    pub fn adopt(&mut self, doc: crate::store::Document) -> Result<String> {
+        self.ensure_open()?;
+        let id = doc
+            .get(crate::store::ID_KEY)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Error::InvalidArgument("adopt: document without an id".into()))?;
+        match crate::model::type_of(&doc) {
+            Some(t) if t.is_content() => {}
+            t => {
+                return Err(Error::NotContentObject {
+                    object_type: t.map_or("unknown", ObjectType::as_str).into(),
+                    id,
+                })
+            }
+        }
+        if !self.session_index.contains(&id) {
+            self.put_object(doc, None, false);
+            self.enter(&id, true, false);
+            self.track(&id);
+        }
+        Ok(id)
+    }
+
     /// Loads an object's content into context (counts as fresh use).
     pub fn activate(&mut self, target: &str) -> OpResult {
         let id = match self.op_target(target) {

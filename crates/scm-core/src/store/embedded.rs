@@ -238,6 +238,7 @@ impl EmbeddedStore {
         if version != SCHEMA_VERSION {
             store.migrate()?;
         }
+        store.ensure_search_index()?;
         Ok(store)
     }
 
@@ -283,6 +284,20 @@ impl EmbeddedStore {
         tx.commit().map_err(err)
     }
 
+    /// The full-text index (`memory::search::fts`): created in files written
+    /// before it existed and caught up with transactions it missed, under
+    /// the write lock.
+    fn ensure_search_index(&self) -> Result<()> {
+        let location = self.location();
+        let err = |e| map_err(&location, "search index setup", e);
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        crate::memory::search::fts::ensure(&tx).map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
     /// Poisoning only means another caller panicked mid-call; its open SQLite
     /// transaction was rolled back when its guard dropped, so the connection
     /// is still consistent.
@@ -295,11 +310,13 @@ impl EmbeddedStore {
     fn submit_sync(&self, ops: Vec<TxOp>) -> Result<TxReceipt> {
         // Validate and serialise before taking any lock.
         let mut puts: Vec<(String, String)> = Vec::new();
+        let mut search_rows = Vec::new();
         let mut matches: Vec<(String, Option<Document>)> = Vec::new();
         for op in ops {
             match op {
                 TxOp::Put(doc) => {
                     let id = doc_id(&doc)?.to_owned();
+                    search_rows.push((id.clone(), crate::memory::search::row_of(&doc)));
                     puts.push((id, serde_json::to_string(&doc)?));
                 }
                 TxOp::Match { id, expected } => matches.push((id, expected)),
@@ -353,6 +370,8 @@ impl EmbeddedStore {
                     .execute(rusqlite::params![id, tx_id, doc])
                     .map_err(err)?;
             }
+            // The full-text index commits with the versions it indexes.
+            crate::memory::search::fts::index(&tx, tx_id, &tx_time, &search_rows).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(TxReceipt {
@@ -557,6 +576,16 @@ impl Store for EmbeddedStore {
 
     async fn counts(&self) -> Result<StoreCounts> {
         self.counts_sync()
+    }
+
+    async fn search(
+        &self,
+        query: &crate::memory::search::SearchQuery,
+    ) -> Result<Vec<crate::memory::search::SearchHit>> {
+        let location = self.location();
+        let conn = self.lock();
+        crate::memory::search::fts::search(&conn, query)
+            .map_err(|e| map_err(&location, "search", e))
     }
 
     fn submitted_tx_count(&self) -> u64 {

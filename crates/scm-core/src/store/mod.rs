@@ -109,6 +109,21 @@ pub trait Store: Send + Sync {
     /// history on backends without a count (XTDB): slow on large stores.
     async fn counts(&self) -> Result<StoreCounts>;
 
+    /// Full-text search over the latest version of every content object
+    /// (see [`crate::memory::search`]; call it through
+    /// `memory::search`, which prepares the query). Stores that do not index
+    /// say so.
+    async fn search(
+        &self,
+        query: &crate::memory::search::SearchQuery,
+    ) -> Result<Vec<crate::memory::search::SearchHit>> {
+        let _ = query;
+        Err(crate::Error::InvalidArgument(format!(
+            "search: the {} store does not support search",
+            self.kind()
+        )))
+    }
+
     /// Number of transactions this client has submitted (committed or not).
     /// Lets tests assert "zero writes" without racing other writers.
     fn submitted_tx_count(&self) -> u64;

@@ -384,6 +384,56 @@ impl XtdbStore {
         }
     }
 
+    /// POST an EDN query; the rows as JSON (read-only, so retried).
+    pub(crate) async fn query_edn(&self, what: &str, edn: String) -> Result<Vec<Value>> {
+        let body = edn.into_bytes();
+        let url = self.url("query", &[]);
+        let rows = self
+            .call(what, self.opts.request_timeout, true, |left| {
+                let (url, body) = (url.clone(), body.clone());
+                async move {
+                    let reply = self
+                        .send(Method::POST, url, Some(("application/edn", body)), left)
+                        .await?;
+                    if reply.status != StatusCode::OK {
+                        return Err(unexpected(what, &reply));
+                    }
+                    parse_json(what, &reply.body)
+                }
+            })
+            .await?;
+        match rows {
+            Value::Array(rows) => Ok(rows),
+            other => Err(Error::StoreProtocol(format!(
+                "{what}: not an array: {other}"
+            ))),
+        }
+    }
+
+    /// Transaction time of the latest version of `id` (None if never
+    /// written): the newest entry of its history, without documents (this
+    /// node serves no `entity-tx` route).
+    pub(crate) async fn entity_tx_time(&self, id: &str) -> Result<Option<String>> {
+        let what = format!("latest tx of {id:?}");
+        let params = [
+            ("eid", id),
+            ("history", "true"),
+            ("sortOrder", "desc"),
+            ("withCorrections", "true"),
+        ];
+        match self.get_json(&what, "entity", &params).await? {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(entries)) => Ok(entries
+                .iter()
+                .filter_map(|e| Some((e.get("txId")?.as_i64()?, e.get("txTime")?.as_str()?)))
+                .max_by_key(|(tx, _)| *tx)
+                .map(|(_, t)| t.to_owned())),
+            Some(other) => Err(Error::StoreProtocol(format!(
+                "{what}: not an array: {other}"
+            ))),
+        }
+    }
+
     async fn submit_tx(&self, tx_ops: Vec<Value>) -> Result<(i64, String)> {
         let body = serde_json::to_vec(&json!({ "tx-ops": tx_ops }))?;
         let url = self.url("submit-tx", &[]);
@@ -638,6 +688,50 @@ impl Store for XtdbStore {
             versions,
             bytes,
         })
+    }
+
+    /// A scan on the node (see `memory::search`): one query selects and
+    /// pulls the objects holding every term; ranked here; one `entity-tx`
+    /// per kept hit for its time (and the `since` filter).
+    async fn search(
+        &self,
+        query: &crate::memory::search::SearchQuery,
+    ) -> Result<Vec<crate::memory::search::SearchHit>> {
+        use crate::memory::search::{rank, xtdb_query_edn, SearchHit};
+        let rows = self.query_edn("search", xtdb_query_edn(query)).await?;
+        let mut docs = Vec::with_capacity(rows.len());
+        for row in rows {
+            let doc = match row {
+                Value::Array(mut cols) if cols.len() == 1 => cols.pop().unwrap_or(Value::Null),
+                other => return Err(Error::StoreProtocol(format!("search: bad row {other}"))),
+            };
+            docs.push(into_document("search", doc).map_err(fatal)?);
+        }
+        let mut hits = Vec::new();
+        for (row, score, snippet) in rank(query, &docs) {
+            if hits.len() == query.limit {
+                break;
+            }
+            let Some(tx_time) = self.entity_tx_time(&row.id).await? else {
+                continue;
+            };
+            if let Some(since) = query.since_ms {
+                if parse_rfc3339_millis(&tx_time)? < since {
+                    continue;
+                }
+            }
+            hits.push(SearchHit {
+                id: row.id,
+                object_type: row.object_type,
+                path: row.path,
+                tool: row.tool,
+                session: row.session,
+                tx_time: format_rfc3339_millis(parse_rfc3339_millis(&tx_time)?),
+                snippet,
+                score,
+            });
+        }
+        Ok(hits)
     }
 
     fn submitted_tx_count(&self) -> u64 {

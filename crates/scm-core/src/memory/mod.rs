@@ -1,0 +1,15 @@
+//! Memory across sessions (memory-system-v0 §7.3, §8–§14): everything that
+//! reads the whole store rather than one session's sets.
+//!
+//! - [`versions`]: older versions on request (list, show, diff).
+//! - [`diff`]: the line diff those use.
+//! - [`adopt`]: activating an object of another session by id.
+//! - [`search`]: full-text search over every session's objects.
+
+pub mod adopt;
+pub mod diff;
+pub mod search;
+pub mod versions;
+
+pub use search::{search, SearchHit, SearchOptions};
+pub use versions::{diff as diff_versions, show_version, versions, VersionRef};

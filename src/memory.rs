@@ -1,0 +1,129 @@
+//! Memory across sessions on the session handle: older versions on request
+//! (`versions`, `showVersion`, `diff`). Conversions only; the rules live in
+//! `scm_core::memory`.
+
+use napi_derive::napi;
+use scm_core::memory::{self, adopt, versions::object_id_for, SearchOptions, VersionRef};
+use scm_core::session::{OpResult, Session};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::errors::{invalid_arg, parse_json, to_js, to_json, IntoJsResult};
+use crate::session::JsOpResult;
+use crate::session::JsSession;
+
+/// A core result as JSON, plus the text the agent sees.
+// Reached only through the napi-generated callbacks, which dead-code analysis
+// does not follow for an `impl` block outside the struct's module.
+#[allow(dead_code)]
+fn with_text(inner: &impl Serialize, text: String) -> napi::Result<String> {
+    let mut v = serde_json::to_value(inner)
+        .map_err(|e| to_js(scm_core::Error::Internal(format!("json: {e}"))))?;
+    v["text"] = json!(text);
+    to_json(&v)
+}
+
+#[napi]
+impl JsSession {
+    /// Every version of the object `target` names, oldest first, as JSON
+    /// `{id, versions: [{version, txId, txTime, contentHash, metadataHash,
+    /// objectHash, size, state}], text}`.
+    #[napi]
+    pub async fn versions(&self, target: String) -> napi::Result<String> {
+        self.shared.settle().await;
+        let id = self.shared.with(|s| Ok(object_id_for(s, &target))).js()?;
+        let list = memory::versions(&*self.shared.store, &id).await.js()?;
+        let text = memory::versions::render_versions(&id, &list);
+        to_json(&json!({"id": id, "versions": list, "text": text}))
+    }
+
+    /// One version (`3`, `v3`, `tx:<id>`, `latest`, an RFC 3339 time) as
+    /// JSON `{id, version, …, of, doc, text}`. Shown to the caller only: the
+    /// session's sets are untouched.
+    #[napi]
+    pub async fn show_version(&self, target: String, version: String) -> napi::Result<String> {
+        self.shared.settle().await;
+        let at = VersionRef::parse(&version).js()?;
+        let id = self.shared.with(|s| Ok(object_id_for(s, &target))).js()?;
+        let shown = memory::show_version(&*self.shared.store, &id, &at)
+            .await
+            .js()?;
+        let mut v =
+            serde_json::to_value(&shown).map_err(|e| crate::errors::invalid_arg(e.to_string()))?;
+        v["text"] = json!(shown.render());
+        to_json(&v)
+    }
+
+    /// Unified diff between two versions as JSON `{id, from, to, diff, text}`.
+    #[napi]
+    pub async fn diff(&self, target: String, from: String, to: String) -> napi::Result<String> {
+        self.shared.settle().await;
+        let (from, to) = (VersionRef::parse(&from).js()?, VersionRef::parse(&to).js()?);
+        let id = self.shared.with(|s| Ok(object_id_for(s, &target))).js()?;
+        let d = memory::diff_versions(&*self.shared.store, &id, &from, &to)
+            .await
+            .js()?;
+        let mut v =
+            serde_json::to_value(&d).map_err(|e| crate::errors::invalid_arg(e.to_string()))?;
+        v["text"] = json!(d.render());
+        to_json(&v)
+    }
+
+    /// Full-text search over every session's objects: JSON `{hits: [{id,
+    /// type, path, tool, session, txTime, snippet, score}], text}`.
+    /// `optionsJson`: `{types?, sessions?, since?, limit?}`.
+    #[napi]
+    pub async fn search(
+        &self,
+        query: String,
+        options_json: Option<String>,
+    ) -> napi::Result<String> {
+        self.shared.settle().await;
+        let opts: SearchOptions = match options_json.as_deref() {
+            None | Some("null") => SearchOptions::default(),
+            Some(j) => parse_json(j, "search options")?,
+        };
+        let hits = memory::search(&*self.shared.store, &query, &opts)
+            .await
+            .js()?;
+        let text = memory::search::render_hits(&query, &hits, |h| match (&h.path, &h.tool) {
+            (Some(p), _) => format!("path={p}"),
+            (None, Some(t)) => format!("tool={t}"),
+            _ => String::new(),
+        });
+        to_json(&json!({"hits": hits, "text": text}))
+    }
+
+    /// activate / deactivate / pin / unpin, also for an object of the store
+    /// this session has not seen (it joins the session index and pool
+    /// first). The session write is queued (see `flush`).
+    #[napi]
+    pub async fn set_op_any(&self, op: String, target: String) -> napi::Result<JsOpResult> {
+        let run = |s: &mut Session, t: &str| -> OpResult {
+            match op.as_str() {
+                "activate" => s.activate(t),
+                "deactivate" => s.deactivate(t),
+                "pin" => s.pin(t),
+                _ => s.unpin(t),
+            }
+        };
+        if !matches!(op.as_str(), "activate" | "deactivate" | "pin" | "unpin") {
+            return Err(invalid_arg(format!("unknown set operation {op:?}")));
+        }
+        let first = self.shared.with(|s| Ok(run(s, &target))).js()?;
+        let Some(id) = adopt::store_candidate(&target, &first) else {
+            return Ok(first.into());
+        };
+        self.shared.settle().await;
+        let Some(doc) = adopt::fetch(&*self.shared.store, &id).await.js()? else {
+            return Ok(first.into());
+        };
+        self.shared
+            .with(|s| match s.adopt(doc) {
+                Ok(id) => Ok(run(s, &id)),
+                Err(e) => Ok(OpResult::failure(&e, Some(id.clone()))),
+            })
+            .js()
+            .map(Into::into)
+    }
+}
