@@ -73,8 +73,14 @@ log "starting $config node on $url (log: $log_file)"
 # native memory balloons otherwise); heap and direct memory are capped too.
 # nodelay: the JDK HTTP server behind our HTTP front leaves Nagle on, which
 # stalls every small response ~40 ms behind the client's delayed ACK.
+# A temp directory per node: RocksDB's JNI loader extracts its .so under
+# java.io.tmpdir, and two nodes starting at once on one shared /tmp overwrite
+# the file the other is mapping (SIGBUS in ld.so, seen in a cluster start).
+node_tmp="$STATE/tmp"
+mkdir -p "$node_tmp"
 MALLOC_ARENA_MAX=2 nohup java \
   -Xmx"${XTDB_XMX:-1g}" -XX:MaxDirectMemorySize=512m -XX:+UseSerialGC \
+  -Djava.io.tmpdir="$node_tmp" \
   -Dclojure.main.report=stderr \
   -Dsun.net.httpserver.nodelay=true \
   -cp "$DIR/lib/*:$DIR/src" clojure.main -m xtdb.main -f "$edn_file" \
