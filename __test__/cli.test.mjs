@@ -24,7 +24,7 @@ describeStores('command-line tool', (sk) => {
 
   it('sessions: the recorded session with its calls and the last call\'s tokens', async () => {
     const json = await run('sessions', '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     const s = JSON.parse(json.stdout).find((x) => x.sessionId === sessionId);
     expect(s).toMatchObject({ calls: outs.length });
     expect(s.tokens).toBeGreaterThan(0);
@@ -38,7 +38,7 @@ describeStores('command-line tool', (sk) => {
 
   it('objects: ids as the model sees them, full ids with --full', async () => {
     const json = await run('objects', sessionId, '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     const list = JSON.parse(json.stdout);
     const file = list.find((o) => o.type === 'file');
     expect(file.alias).toBe('f1');
@@ -78,7 +78,7 @@ describeStores('command-line tool', (sk) => {
     await cm.observeWrite('notes.md');
     await cm.close();
     const json = await run('history', 'f1', '--session', sessionId, '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     const versions = JSON.parse(json.stdout);
     expect(versions.map((v) => v.doc.content)).toEqual(['# notes\nhello\n', '# notes\nhello again\n']);
     const text = await run('history', 'f1', '--session', sessionId);
@@ -97,7 +97,7 @@ describeStores('command-line tool', (sk) => {
 
   it('calls: one line per model call, equal to what the session returned', async () => {
     const json = await run('calls', sessionId, '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     const list = JSON.parse(json.stdout);
     expect(list.map((c) => c.call)).toEqual(outs.map((_, i) => i));
     expect(list.map((c) => c.messages)).toEqual(outs.map((o) => o.length));
@@ -117,7 +117,7 @@ describeStores('command-line tool', (sk) => {
   it('call: exactly what the model saw, rebuilt from the store', async () => {
     const n = outs.length - 1;
     const json = await run('call', sessionId, String(n), '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(outs[n]);
     const text = await run('call', sessionId, '2');
     expect(text.status).toBe(0);
@@ -135,7 +135,7 @@ describeStores('command-line tool', (sk) => {
 
   it('stats: kind, size, objects, versions, sessions', async () => {
     const json = await run('stats', '--json');
-    expect(json.status).toBe(0);
+    expect(json.status, json.stderr).toBe(0);
     const s = JSON.parse(json.stdout);
     expect(s.kind).toBe(storeOptions.kind);
     expect(s.objects).toBeGreaterThan(outs.length);
@@ -152,7 +152,8 @@ describeStores('command-line tool', (sk) => {
     const before = await store.history(`session:${sessionId}`);
     writeFileSync(path.join(workspace, 'notes.md'), 'changed on disk\n');
     for (const args of [['objects', sessionId], ['calls', sessionId], ['call', sessionId, '0'], ['sessions']]) {
-      expect((await run(...args)).status).toBe(0);
+      const r = await run(...args);
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }
     expect(await store.history(`session:${sessionId}`)).toEqual(before);
     const file = JSON.parse((await run('history', 'f1', '--session', sessionId, '--json')).stdout);

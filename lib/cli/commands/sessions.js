@@ -11,11 +11,18 @@ module.exports = {
     const rows = [];
     for (const s of list) {
       let tokens = null;
+      let error;
       if (s.calls > 0) {
-        const cm = await ctx.session(s.sessionId);
-        [{ tokens }] = await cm.callSummaries(s.calls - 1, s.calls);
+        // One session that cannot be rebuilt (written by another version, half-written by a crashed process)
+        // must not hide the others: its row carries the error code instead of its tokens.
+        try {
+          const cm = await ctx.session(s.sessionId);
+          [{ tokens }] = await cm.callSummaries(s.calls - 1, s.calls);
+        } catch (e) {
+          error = e?.code ?? 'INTERNAL';
+        }
       }
-      rows.push({ ...s, tokens });
+      rows.push(error ? { ...s, tokens, error } : { ...s, tokens });
       bar.tick();
     }
     bar.done();
@@ -30,7 +37,7 @@ module.exports = {
           { key: 'tokens', title: 'TOKENS', align: 'right' },
           { key: 'lastActivity', title: 'LAST ACTIVITY (UTC)' },
         ],
-        rows.map((r) => ({ ...r, started: f.time(r.started), lastActivity: f.time(r.lastActivity), tokens: f.int(r.tokens) })),
+        rows.map((r) => ({ ...r, started: f.time(r.started), lastActivity: f.time(r.lastActivity), tokens: r.error ? `[${r.error}]` : f.int(r.tokens) })),
       ),
     );
   },
