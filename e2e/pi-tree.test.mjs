@@ -24,7 +24,8 @@ const A = `ALPHA-TEXT\n${filler(4)}`;
 const ROWS = "seq -f 'ROW %03g' 1 40";
 const ROWS_OUT = Array.from({ length: 40 }, (_, i) => `ROW ${String(i + 1).padStart(3, "0")}`).join("\n") + "\n";
 /** high 50 / low 10 (chars/4 units): every call with new output is an epoch that keeps only the newest output live. */
-const EAGER = { SCM_CACHE_HIGH: "50", SCM_CACHE_LOW: "10" };
+// Working files off: this test pins the collapse mechanics across branches.
+const EAGER = { SCM_CACHE_HIGH: "50", SCM_CACHE_LOW: "10", SCM_CACHE_WORKING_CALLS: "0", SCM_CACHE_WORKING_EDITED_CALLS: "0" };
 const TREE = { SCM_PROBE_TREE: "1" };
 
 function checked(r) {

@@ -99,6 +99,9 @@ function load(cwd, options) {
     high: envInt("SCM_CACHE_HIGH") ?? s.cachePolicy?.high,
     low: envInt("SCM_CACHE_LOW") ?? s.cachePolicy?.low,
     fold: envInt("SCM_CACHE_FOLD") ?? s.cachePolicy?.fold,
+    workingCalls: envInt("SCM_CACHE_WORKING_CALLS") ?? s.cachePolicy?.workingCalls,
+    workingEditedCalls: envInt("SCM_CACHE_WORKING_EDITED_CALLS") ?? s.cachePolicy?.workingEditedCalls,
+    workingUnits: envInt("SCM_CACHE_WORKING_UNITS") ?? s.cachePolicy?.workingUnits,
   };
   for (const [k, v] of Object.entries(cachePolicy)) {
     if (v === undefined) continue;

@@ -624,8 +624,8 @@ export default function selfContextManager(pi) {
 		{
 			name: "diff",
 			label: "Diff",
-			description: "Unified diff between two versions of an object (to defaults to latest). Cheaper than showing both versions.",
-			snippet: "Diff two versions of a file or output",
+			description: "Unified diff between versions of an object (to defaults to latest). Cheaper than showing both versions.",
+			snippet: "Show what changed between versions of a file or output",
 			parameters: Type.Object({
 				id: Type.String({ description: idDescription }),
 				from: Type.String({ description: "A version: 3, tx:812 or a time" }),
