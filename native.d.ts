@@ -189,6 +189,7 @@ export declare class NativeSession {
   checkpoint(requestJson: string): Promise<string | null>
   /** The tip of this session's commit chain, or null. */
   get commitTip(): string | null
+  /**
    * Every version of the object `target` names, oldest first, as JSON
    * `{id, versions: [{version, txId, txTime, contentHash, metadataHash,
    * objectHash, size, state}], text}`.
