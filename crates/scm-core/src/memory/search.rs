@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::model::FilesystemSource;
 use crate::session::paged;
 use crate::store::embedded::{format_rfc3339_millis, parse_rfc3339_millis};
+use crate::store::xtdb::push_edn_string;
 use crate::store::{Document, Store, ID_KEY};
 
 /// Hits returned when the caller gives no limit.
@@ -621,23 +622,6 @@ fn snippet_of(row: &SearchRow, terms: &[Term]) -> String {
         s.push('…');
     }
     s
-}
-
-/// An EDN string literal (as the XTDB store writes them).
-fn push_edn_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

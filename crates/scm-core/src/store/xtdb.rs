@@ -544,25 +544,7 @@ impl Store for XtdbStore {
         }
         let what = format!("query for {} ids", ids.len());
         let what = what.as_str();
-        let body = get_many_edn(ids).into_bytes();
-        let url = self.url("query", &[]);
-        let rows = self
-            .call(what, self.opts.request_timeout, true, |left| {
-                let (url, body) = (url.clone(), body.clone());
-                async move {
-                    let reply = self
-                        .send(Method::POST, url, Some(("application/edn", body)), left)
-                        .await?;
-                    if reply.status != StatusCode::OK {
-                        return Err(unexpected(what, &reply));
-                    }
-                    parse_json(what, &reply.body)
-                }
-            })
-            .await?;
-        let Value::Array(rows) = rows else {
-            return Err(Error::StoreProtocol(format!("{what}: not an array")));
-        };
+        let rows = self.query_edn(what, get_many_edn(ids)).await?;
         let mut found = std::collections::HashMap::with_capacity(rows.len());
         for row in rows {
             // Each row is `[doc]`.
@@ -742,25 +724,7 @@ impl Store for XtdbStore {
 impl XtdbStore {
     /// A `:find [e]` query's ids, sorted.
     async fn query_ids(&self, what: &str, edn: String) -> Result<Vec<String>> {
-        let body = edn.into_bytes();
-        let url = self.url("query", &[]);
-        let rows = self
-            .call(what, self.opts.request_timeout, true, |left| {
-                let (url, body) = (url.clone(), body.clone());
-                async move {
-                    let reply = self
-                        .send(Method::POST, url, Some(("application/edn", body)), left)
-                        .await?;
-                    if reply.status != StatusCode::OK {
-                        return Err(unexpected(what, &reply));
-                    }
-                    parse_json(what, &reply.body)
-                }
-            })
-            .await?;
-        let Value::Array(rows) = rows else {
-            return Err(Error::StoreProtocol(format!("{what}: not an array")));
-        };
+        let rows = self.query_edn(what, edn).await?;
         let mut ids = rows
             .into_iter()
             .map(|row| match row {
@@ -890,7 +854,7 @@ fn get_many_edn(ids: &[String]) -> String {
 
 /// An EDN string literal: `"` and `\` escaped, control characters as
 /// `\uXXXX`, everything else (any unicode) as is.
-fn push_edn_string(out: &mut String, s: &str) {
+pub(crate) fn push_edn_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
