@@ -397,3 +397,138 @@ async fn a_write_failing_between_rounds_requeues_only_what_did_not_land() {
         );
     }
 }
+
+/// A second session on the same workspace and the same real store, which
+/// the switch does not cut off (another agent, whose store stays up).
+async fn other_agent(ws: &Workspace, switch: &Switch) -> scm_core::session::Session {
+    let indexer = Arc::new(scm_core::fs::indexer::Indexer::new(
+        switch.inner.clone(),
+        ws.indexer.resolver.clone(),
+        Default::default(),
+    ));
+    scm_core::session::Session::open(
+        switch.inner.clone(),
+        indexer,
+        SessionOptions::new(unique_id("other")),
+    )
+    .await
+    .unwrap()
+}
+
+async fn contents_of(store: &dyn Store, id: &str) -> Vec<serde_json::Value> {
+    store
+        .history(id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.doc.as_ref().unwrap()["content"].clone())
+        .collect()
+}
+
+/// Issue 14 (soak): a file version queued during an outage is a
+/// compare-and-set on the version it was derived from. Agent A reads S1
+/// while its store is down; agent B, whose store is up, then commits the
+/// newer S2; when A's store comes back, A's queued S1 must not become the
+/// latest over S2 (it was a plain put: history S0, S2, S1). The conflict is
+/// re-based on the disk, which is the truth: S2 stays latest, nothing older
+/// follows it, and A's session learns S2. A's other queued writes (its own
+/// file's versions, its toolcall, chat and session heads) still land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_queued_during_an_outage_never_lands_over_a_newer_one() {
+    for (ws, switch) in workspaces() {
+        let mut a = ws.session("outage-cas-a").await;
+        let mut b = other_agent(&ws, &switch).await;
+        let (shared, own) = (ws.file_id("shared.txt"), ws.file_id("own.txt"));
+        ws.write("shared.txt", "S0");
+        ws.write("own.txt", "O0");
+        a.read("shared.txt").await.unwrap();
+        a.read("own.txt").await.unwrap();
+        b.read("shared.txt").await.unwrap();
+
+        switch.set(DOWN);
+        ws.write("shared.txt", "S1");
+        assert!(a.read("shared.txt").await.unwrap().ok);
+        for v in 1..=2 {
+            ws.write("own.txt", &format!("O{v}"));
+            assert!(a.read("own.txt").await.unwrap().ok);
+        }
+        let mut t = Transcript::default();
+        t.user("u")
+            .call("c1", "bash", json!({"command": "x"}), "OUT-1");
+        a.transform_context(&t.messages).await.unwrap();
+        assert!(a.has_pending());
+        // Meanwhile agent B, whose store is up, records the newer S2.
+        ws.write("shared.txt", "S2");
+        let r = b.observe_write("shared.txt").await.unwrap();
+        assert!(r.ok && r.message.contains("updated"), "{r:?}");
+
+        switch.set(UP);
+        a.flush().await.unwrap().expect("the queued write");
+        assert!(!a.has_pending() && a.write_error().is_none());
+        assert_eq!(
+            contents_of(&*ws.store, &shared).await,
+            vec![json!("S0"), json!("S2")],
+            "the queued S1 is not written after the newer S2"
+        );
+        assert_eq!(
+            contents_of(&*ws.store, &own).await,
+            vec![json!("O0"), json!("O1"), json!("O2")],
+            "versions nobody else wrote all land"
+        );
+        assert!(ws
+            .store
+            .get(&toolcall_id(&a, "c1"))
+            .await
+            .unwrap()
+            .is_some());
+        // A's session now knows S2: its next call shows it.
+        t.user("again");
+        let out = a.transform_context(&t.messages).await.unwrap();
+        assert!(occurrences(&out, "S2") >= 1, "{out:?}");
+        // Nothing re-queued: the next flush writes no file version.
+        a.flush().await.unwrap();
+        assert_eq!(contents_of(&*ws.store, &shared).await.len(), 2);
+    }
+}
+
+/// The other order: B commits S1 while A's store is down, then A reads the
+/// newer S2 during its outage. A's queued S2 conflicts too (it was derived
+/// from S0), and the re-base on the disk writes S2 after S1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflicting_queued_version_that_is_newer_still_becomes_the_latest() {
+    for (ws, switch) in workspaces() {
+        let mut a = ws.session("outage-cas-newer").await;
+        let mut b = other_agent(&ws, &switch).await;
+        let shared = ws.file_id("shared.txt");
+        ws.write("shared.txt", "S0");
+        a.read("shared.txt").await.unwrap();
+        b.read("shared.txt").await.unwrap();
+        switch.set(DOWN);
+        ws.write("shared.txt", "S1");
+        assert!(b.observe_write("shared.txt").await.unwrap().ok);
+        ws.write("shared.txt", "S2");
+        assert!(a.observe_write("shared.txt").await.unwrap().ok);
+        switch.set(UP);
+        a.flush().await.unwrap().expect("the queued write");
+        assert_eq!(
+            contents_of(&*ws.store, &shared).await,
+            vec![json!("S0"), json!("S1"), json!("S2")]
+        );
+        // Deleted meanwhile: the re-base records the deletion.
+        switch.set(DOWN);
+        ws.write("shared.txt", "S3");
+        assert!(a.observe_write("shared.txt").await.unwrap().ok);
+        ws.write("shared.txt", "S4");
+        assert!(b.observe_write("shared.txt").await.unwrap().ok);
+        ws.remove("shared.txt");
+        switch.set(UP);
+        a.flush().await.unwrap().expect("the queued write");
+        let h = ws.store.history(&shared).await.unwrap();
+        let last = h.last().unwrap().doc.as_ref().unwrap();
+        assert_eq!(last["state"], json!("deleted"), "{h:?}");
+        assert_eq!(
+            contents_of(&*ws.store, &shared).await[..4],
+            [json!("S0"), json!("S1"), json!("S2"), json!("S4")]
+        );
+    }
+}

@@ -95,6 +95,15 @@ pub struct Indexer {
     pub options: IndexerOptions,
 }
 
+impl std::fmt::Debug for Indexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexer")
+            .field("store", &self.store.kind())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Indexer {
     pub fn new(store: Arc<dyn Store>, resolver: Arc<Resolver>, options: IndexerOptions) -> Self {
         Self {
@@ -205,6 +214,26 @@ impl Indexer {
             );
         }
         Err(Error::CasConflict { id: object_id })
+    }
+
+    /// Records the file's current state on disk over whatever the store
+    /// holds now: its current bytes (compare-and-set, as [`Indexer::index_resolved`]),
+    /// or a deletion when it is gone or no longer a regular file. For a
+    /// version derived from a state the store no longer has as latest (a
+    /// session's queued write that lost a compare-and-set, issue 14): the
+    /// disk is the truth, read after the newer version was committed.
+    pub async fn reconcile(&self, source: &FilesystemSource) -> Result<IndexResult> {
+        let resolved = ResolvedPath {
+            host_path: self.resolver.host_path(source),
+            watchable: false,
+            source: source.clone(),
+        };
+        match self.index_resolved(&resolved).await {
+            Err(Error::FileNotFound { .. } | Error::NotAFile { .. }) => {
+                self.deletion_with_link(source, None).await
+            }
+            r => r,
+        }
     }
 
     /// Why `resolved` must not be read, if it must not (the secret list,

@@ -294,7 +294,19 @@ impl Pending {
 pub(crate) struct VersionQueue {
     /// Ids in the order their first queued version was queued.
     ids: OrderedSet,
-    by_id: HashMap<String, Vec<Document>>,
+    by_id: HashMap<String, Queued>,
+}
+
+/// The queued versions of one object, and the version the first of them was
+/// derived from (what the session held as latest then; `None`: no version).
+/// A file version is written as a compare-and-set on it (issue 14: a version
+/// read during an outage must not land over a newer one another agent wrote
+/// meanwhile); each later version is derived from the one before it.
+#[derive(Debug, Clone)]
+pub(crate) struct Queued {
+    pub(crate) id: String,
+    pub(crate) base: Option<Document>,
+    pub(crate) docs: Vec<Document>,
 }
 
 impl VersionQueue {
@@ -302,20 +314,25 @@ impl VersionQueue {
         self.ids.is_empty()
     }
 
-    /// Queues `doc` as the newest version of `id`.
-    fn push(&mut self, id: &str, doc: Document) {
+    /// Queues `doc` as the newest version of `id`; `base` is the version it
+    /// was derived from (used when nothing of `id` is queued yet).
+    fn push(&mut self, id: &str, doc: Document, base: Option<Document>) {
         self.ids.insert(id);
-        let queue = self.by_id.entry(id.to_string()).or_default();
-        match queue.last_mut() {
+        let queue = self.by_id.entry(id.to_string()).or_insert_with(|| Queued {
+            id: id.to_string(),
+            base,
+            docs: Vec::new(),
+        });
+        match queue.docs.last_mut() {
             Some(last) if last.get("object_hash") == doc.get("object_hash") => *last = doc,
-            _ => queue.push(doc),
+            _ => queue.docs.push(doc),
         }
     }
 
     /// Refreshes the descriptive fields of the newest queued version of
     /// `id` when it is the same version as `doc`.
     fn refresh(&mut self, id: &str, doc: &Document) {
-        if let Some(last) = self.by_id.get_mut(id).and_then(|q| q.last_mut()) {
+        if let Some(last) = self.by_id.get_mut(id).and_then(|q| q.docs.last_mut()) {
             if last.get("object_hash") == doc.get("object_hash") {
                 *last = doc.clone();
             }
@@ -323,17 +340,20 @@ impl VersionQueue {
     }
 
     /// Puts `older` (a failed write's versions, per id oldest first) before
-    /// what was queued since.
-    fn prepend(&mut self, older: Vec<(String, Vec<Document>)>) {
+    /// what was queued since; an id's base is then the older write's.
+    fn prepend(&mut self, older: Vec<Queued>) {
         let mut ids = OrderedSet::new();
-        let mut by_id: HashMap<String, Vec<Document>> = HashMap::new();
-        for (id, docs) in older {
-            ids.insert(id.as_str());
-            let q = by_id.entry(id).or_default();
-            for d in docs {
-                match q.last() {
+        let mut by_id: HashMap<String, Queued> = HashMap::new();
+        for q in older {
+            ids.insert(q.id.as_str());
+            let into = by_id.entry(q.id.clone()).or_insert_with(|| Queued {
+                docs: Vec::new(),
+                ..q.clone()
+            });
+            for d in q.docs {
+                match into.docs.last() {
                     Some(l) if l.get("object_hash") == d.get("object_hash") => {}
-                    _ => q.push(d),
+                    _ => into.docs.push(d),
                 }
             }
         }
@@ -341,25 +361,26 @@ impl VersionQueue {
         for id in newer.ids.iter() {
             ids.insert(id.as_str());
         }
-        for (id, docs) in newer.by_id {
-            let q = by_id.entry(id).or_default();
-            for d in docs {
-                match q.last_mut() {
+        for (id, q) in newer.by_id {
+            let into = by_id.entry(id).or_insert_with(|| Queued {
+                docs: Vec::new(),
+                ..q.clone()
+            });
+            for d in q.docs {
+                match into.docs.last_mut() {
                     Some(l) if l.get("object_hash") == d.get("object_hash") => *l = d,
-                    _ => q.push(d),
+                    _ => into.docs.push(d),
                 }
             }
         }
         *self = VersionQueue { ids, by_id };
     }
 
-    /// Takes everything: (id, versions oldest first), in queue order.
-    fn take(&mut self) -> Vec<(String, Vec<Document>)> {
+    /// Takes everything, in queue order.
+    fn take(&mut self) -> Vec<Queued> {
         let mut by_id = std::mem::take(&mut self.by_id);
         let ids = std::mem::take(&mut self.ids);
-        ids.iter()
-            .filter_map(|id| by_id.remove(id).map(|v| (id.clone(), v)))
-            .collect()
+        ids.iter().filter_map(|id| by_id.remove(id)).collect()
     }
 }
 
@@ -673,7 +694,8 @@ impl Session {
             return;
         }
         if write {
-            self.pending.versions.push(&id, doc.clone());
+            let base = self.objects.get(&id).map(|c| c.doc.clone());
+            self.pending.versions.push(&id, doc.clone(), base);
         }
         self.objects.insert(id.clone(), Cached { doc, tx });
         self.forget_file_line(&id);
@@ -814,9 +836,10 @@ impl Session {
             Some(prompt.to_string()),
             Map::new(),
         );
+        let base = self.system_prompt.as_ref().map(|c| c.doc.clone());
         self.pending
             .versions
-            .push(&self.system_prompt_id, doc.clone());
+            .push(&self.system_prompt_id, doc.clone(), base);
         self.system_prompt = Some(Cached { doc, tx: None });
         self.dirty_versions.insert(self.system_prompt_id.clone());
     }

@@ -11,19 +11,21 @@
 //! except for the cache layout's state, which is compared page by page with
 //! a copy of what was written (its items are small).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::paged::{Book, Draft, PagedDesc, PartWrite};
-use super::Session;
+use super::{Queued, Session};
 #[cfg(debug_assertions)]
 use crate::context::cache_layout::{EpochRecord, FileEntry, FoldRecord};
 use crate::context::chat::Turn;
 #[cfg(debug_assertions)]
 use crate::context::epochs::CallState;
 use crate::error::{Error, Result};
-use crate::model::{assigned_document, ObjectType};
+use crate::fs::indexer::Indexer;
+use crate::model::{assigned_document, FilesystemSource, ObjectType};
 use crate::store::{Document, Store, TxOp, TxReceipt};
 
 /// Paged parts of the chat document.
@@ -163,15 +165,24 @@ fn to_values<T: serde::Serialize>(items: &[T]) -> impl Fn(usize) -> Value + '_ {
 /// transaction replaces the earlier one in both stores: the versions go in
 /// rounds, oldest first, each object's newest version in the last round
 /// together with the chat and session heads.
+///
+/// A file version is a compare-and-set on the version it was derived from
+/// (issue 14): a version read while the store was unreachable must not land
+/// over a newer one another agent committed meanwhile. When a round aborts
+/// on such a conflict, each conflicting file is re-based on the disk
+/// ([`Indexer::reconcile`]: its current state, compare-and-set on the
+/// store's latest), its queued versions not yet written are dropped, and
+/// the round goes again without them.
 #[derive(Debug)]
 pub struct PendingWrite {
-    /// (id, versions oldest first) of every object version queued.
-    queued: Vec<(String, Vec<Document>)>,
+    /// Every object's queued versions (oldest first) and their base.
+    queued: Vec<Queued>,
     /// Rounds (transactions) in all, and how many have landed.
     rounds: usize,
     landed: usize,
     /// The heads and pages, sealed by `submit` into the last round.
     drafts: Vec<Draft>,
+    sealed: Option<Vec<Document>>,
     /// (id, object_hash) of each object's newest version queued.
     written: Vec<(String, String)>,
     /// The paged parts this write puts, and the heads' write numbers.
@@ -182,19 +193,56 @@ pub struct PendingWrite {
     chat: bool,
     /// Model call records covered by this write.
     records: usize,
+    /// Re-bases conflicting files on the disk.
+    indexer: Arc<Indexer>,
+    /// Files whose queued versions lost their compare-and-set: the round
+    /// from which their versions were dropped.
+    dropped: HashMap<String, usize>,
+    /// What re-basing them recorded: the latest version, and its tx when
+    /// this write made it.
+    rebased: Vec<(Document, Option<i64>)>,
+    /// The receipt of the last version re-basing wrote.
+    rebase_receipt: Option<TxReceipt>,
+}
+
+/// Aborted attempts of one round before every guarded file of it is
+/// re-based, whether or not its conflict could be seen (bounded: each abort
+/// means another writer committed one of the round's files).
+const ROUND_ATTEMPTS: usize = 4;
+
+fn is_file(doc: &Document) -> bool {
+    crate::model::type_of(doc) == Some(ObjectType::File)
 }
 
 impl PendingWrite {
-    /// The object versions of round `r`: version k of an object with n
-    /// versions goes in round `rounds - n + k`.
-    fn round_ops(&self, r: usize) -> Vec<TxOp> {
-        self.queued
-            .iter()
-            .filter_map(|(_, docs)| {
-                let first = self.rounds - docs.len();
-                (r >= first).then(|| TxOp::Put(docs[r - first].clone()))
-            })
-            .collect()
+    /// Round `r`: version k of an object with n versions goes in round
+    /// `rounds - n + k`; a file version comes with its guard (the version
+    /// before it, or the base), except for files dropped by then.
+    fn round_ops(&self, r: usize) -> (Vec<TxOp>, Vec<(String, Option<Document>)>) {
+        let mut ops = Vec::new();
+        let mut guards = Vec::new();
+        for q in &self.queued {
+            let first = self.rounds - q.docs.len();
+            if r < first || self.dropped.get(&q.id).is_some_and(|&d| r >= d) {
+                continue;
+            }
+            let k = r - first;
+            let doc = &q.docs[k];
+            if is_file(doc) {
+                let expected = if k == 0 {
+                    q.base.clone()
+                } else {
+                    Some(q.docs[k - 1].clone())
+                };
+                ops.push(TxOp::Match {
+                    id: q.id.clone(),
+                    expected: expected.clone(),
+                });
+                guards.push((q.id.clone(), expected));
+            }
+            ops.push(TxOp::Put(doc.clone()));
+        }
+        (ops, guards)
     }
 
     /// Submits every round not submitted yet, in order; the receipt is the
@@ -204,29 +252,102 @@ impl PendingWrite {
         let mut last = None;
         while self.landed < self.rounds {
             let r = self.landed;
-            let mut ops = self.round_ops(r);
-            if r + 1 == self.rounds {
-                ops.extend(
+            let final_round = r + 1 == self.rounds;
+            if final_round && self.sealed.is_none() {
+                self.sealed = Some(
                     std::mem::take(&mut self.drafts)
                         .into_iter()
-                        .map(|d| TxOp::Put(d.seal())),
+                        .map(Draft::seal)
+                        .collect(),
                 );
             }
-            let receipt = store.submit(ops).await?;
-            if !receipt.committed {
-                return Err(Error::Internal(
-                    "session write aborted although it has no match guard".into(),
-                ));
-            }
+            let mut attempts = 0;
+            let receipt = loop {
+                let (mut ops, guards) = self.round_ops(r);
+                if final_round {
+                    ops.extend(self.sealed.iter().flatten().cloned().map(TxOp::Put));
+                }
+                if ops.is_empty() {
+                    break None;
+                }
+                let receipt = store.submit(ops).await?;
+                if receipt.committed {
+                    break Some(receipt);
+                }
+                if guards.is_empty() {
+                    return Err(Error::Internal(
+                        "session write aborted although it has no match guard".into(),
+                    ));
+                }
+                attempts += 1;
+                self.rebase_conflicts(store, r, guards, attempts >= ROUND_ATTEMPTS)
+                    .await?;
+            };
             self.landed += 1;
-            last = Some(receipt);
+            if receipt.is_some() {
+                last = receipt;
+            }
         }
-        last.ok_or_else(|| Error::Internal("session write submitted twice".into()))
+        match last {
+            Some(r) => Ok(r),
+            // Every version lost its compare-and-set and there were no heads:
+            // what was written is what re-basing wrote.
+            None => match self.rebase_receipt.clone() {
+                Some(r) => Ok(r),
+                None => Ok(TxReceipt {
+                    tx_id: store.latest_tx_id().await?.unwrap_or(0),
+                    tx_time: crate::commits::now_rfc3339(),
+                    committed: true,
+                }),
+            },
+        }
+    }
+
+    /// After round `r` aborted: the guarded files whose latest version is
+    /// not the one their write was derived from (all of them when `all`)
+    /// are re-based on the disk and dropped from this write.
+    async fn rebase_conflicts(
+        &mut self,
+        store: &dyn Store,
+        r: usize,
+        guards: Vec<(String, Option<Document>)>,
+        all: bool,
+    ) -> Result<()> {
+        for (id, expected) in guards {
+            let latest = store.get(&id).await?;
+            if !all && latest == expected {
+                continue;
+            }
+            let source = self
+                .queued
+                .iter()
+                .find(|q| q.id == id)
+                .and_then(|q| q.docs.last())
+                .and_then(|d| d.get("source"))
+                .and_then(FilesystemSource::from_json);
+            let Some(source) = source else {
+                return Err(Error::Internal(format!(
+                    "queued file version {id} has no source"
+                )));
+            };
+            tracing::info!(
+                object_id = %id,
+                "queued file version derived from an older one than the store's latest: re-based on the disk"
+            );
+            let done = self.indexer.reconcile(&source).await?;
+            self.dropped.insert(id, r);
+            self.rebased
+                .push((done.doc, done.receipt.as_ref().map(|rc| rc.tx_id)));
+            if done.receipt.is_some() {
+                self.rebase_receipt = done.receipt;
+            }
+        }
+        Ok(())
     }
 
     /// Documents this write puts.
     pub fn op_count(&self) -> usize {
-        self.queued.iter().map(|(_, d)| d.len()).sum::<usize>() + self.drafts.len()
+        self.queued.iter().map(|q| q.docs.len()).sum::<usize>() + self.drafts.len()
     }
 
     /// Transactions this write takes (1 unless an object has several
@@ -429,12 +550,12 @@ impl Session {
         }
         let mut pending = std::mem::take(&mut self.pending);
         let queued = pending.versions.take();
-        let rounds = queued.iter().map(|(_, d)| d.len()).max().unwrap_or(1);
+        let rounds = queued.iter().map(|q| q.docs.len()).max().unwrap_or(1);
         let written = queued
             .iter()
-            .filter_map(|(id, docs)| {
-                let hash = docs.last()?.get("object_hash")?.as_str()?;
-                Some((id.clone(), hash.to_string()))
+            .filter_map(|q| {
+                let hash = q.docs.last()?.get("object_hash")?.as_str()?;
+                Some((q.id.clone(), hash.to_string()))
             })
             .collect();
         let mut docs = Vec::new();
@@ -448,6 +569,7 @@ impl Session {
             rounds,
             landed: 0,
             drafts: docs,
+            sealed: None,
             written,
             parts,
             chat_seq,
@@ -455,6 +577,10 @@ impl Session {
             session: pending.session,
             chat: pending.chat,
             records: self.calls.len(),
+            indexer: self.indexer.clone(),
+            dropped: HashMap::new(),
+            rebased: Vec::new(),
+            rebase_receipt: None,
         })
     }
 
@@ -462,6 +588,9 @@ impl Session {
     pub fn apply_receipt(&mut self, pending: &PendingWrite, receipt: &TxReceipt) {
         self.write_error = None;
         for (id, hash) in &pending.written {
+            if pending.dropped.contains_key(id) {
+                continue;
+            }
             let cached = if *id == self.system_prompt_id {
                 self.system_prompt.as_mut()
             } else {
@@ -473,6 +602,10 @@ impl Session {
         }
         for w in &pending.parts {
             self.paged.book(w.part).landed(w);
+        }
+        // What the store holds of the files re-based on the disk.
+        for (doc, tx) in &pending.rebased {
+            self.put_object(doc.clone(), *tx, false);
         }
         if let Some(seq) = pending.chat_seq {
             self.paged.chat_seq = seq;
@@ -496,13 +629,29 @@ impl Session {
     /// since.
     pub fn restore_pending(&mut self, pending: PendingWrite) {
         let (rounds, landed) = (pending.rounds, pending.landed);
+        // A file re-based on the disk is not queued again: its store state
+        // is the disk's (what re-basing wrote goes into the cache).
+        for (doc, tx) in &pending.rebased {
+            self.put_object(doc.clone(), *tx, false);
+        }
+        let dropped = &pending.dropped;
         let older = pending
             .queued
             .into_iter()
-            .filter_map(|(id, docs)| {
-                let first = rounds - docs.len();
+            .filter(|q| !dropped.contains_key(&q.id))
+            .filter_map(|q| {
+                let first = rounds - q.docs.len();
                 let skip = landed.saturating_sub(first);
-                (skip < docs.len()).then(|| (id, docs.into_iter().skip(skip).collect()))
+                // The versions that landed: the next one is derived from the last.
+                let base = match skip {
+                    0 => q.base,
+                    n => q.docs.get(n - 1).cloned(),
+                };
+                (skip < q.docs.len()).then(|| Queued {
+                    id: q.id,
+                    base,
+                    docs: q.docs.into_iter().skip(skip).collect(),
+                })
             })
             .collect();
         self.pending.versions.prepend(older);
