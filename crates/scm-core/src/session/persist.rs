@@ -203,6 +203,10 @@ pub struct PendingWrite {
     rebased: Vec<(Document, Option<i64>)>,
     /// The receipt of the last version re-basing wrote.
     rebase_receipt: Option<TxReceipt>,
+    /// Per file, how many of its leading queued versions a conflict found
+    /// already in the store (a write that landed although its submit
+    /// reported a failure): they are not written again.
+    in_store: HashMap<String, usize>,
 }
 
 /// Aborted attempts of one round before every guarded file of it is
@@ -227,6 +231,9 @@ impl PendingWrite {
                 continue;
             }
             let k = r - first;
+            if k < self.in_store.get(&q.id).copied().unwrap_or(0) {
+                continue;
+            }
             let doc = &q.docs[k];
             if is_file(doc) {
                 let expected = if k == 0 {
@@ -303,9 +310,13 @@ impl PendingWrite {
         }
     }
 
-    /// After round `r` aborted: the guarded files whose latest version is
-    /// not the one their write was derived from (all of them when `all`)
-    /// are re-based on the disk and dropped from this write.
+    /// After round `r` aborted: for each guarded file whose latest version
+    /// is not the one its write was derived from (every guarded file when
+    /// `all`), either that latest version is one of this write's own (same
+    /// `object_hash`: a write that landed although its submit reported a
+    /// failure — the versions up to it are in the store, the next one is
+    /// derived from it), or it is another writer's: the file is re-based on
+    /// the disk and dropped from this write.
     async fn rebase_conflicts(
         &mut self,
         store: &dyn Store,
@@ -313,16 +324,44 @@ impl PendingWrite {
         guards: Vec<(String, Option<Document>)>,
         all: bool,
     ) -> Result<()> {
+        let hash = |d: &Document| d.get("object_hash").cloned();
         for (id, expected) in guards {
             let latest = store.get(&id).await?;
             if !all && latest == expected {
                 continue;
             }
-            let source = self
-                .queued
-                .iter()
-                .find(|q| q.id == id)
-                .and_then(|q| q.docs.last())
+            let Some(qi) = self.queued.iter().position(|q| q.id == id) else {
+                continue;
+            };
+            let q = &mut self.queued[qi];
+            // The chain: base, then the queued versions; this round wrote
+            // version k, guarded by chain[k].
+            let k = r - (self.rounds - q.docs.len());
+            let ours = latest.as_ref().and_then(|l| {
+                (k..=q.docs.len()).find(|&p| {
+                    let c = if p == 0 {
+                        q.base.as_ref()
+                    } else {
+                        q.docs.get(p - 1)
+                    };
+                    c.is_some_and(|c| hash(c) == hash(l))
+                })
+            });
+            if let (Some(p), Some(l)) = (ours, latest) {
+                if !all || p > k {
+                    tracing::info!(object_id = %id, versions = p, "queued file versions found in the store already");
+                    if p == 0 {
+                        q.base = Some(l);
+                    } else {
+                        q.docs[p - 1] = l;
+                    }
+                    self.in_store.insert(id, p);
+                    continue;
+                }
+            }
+            let source = q
+                .docs
+                .last()
                 .and_then(|d| d.get("source"))
                 .and_then(FilesystemSource::from_json);
             let Some(source) = source else {
@@ -581,6 +620,7 @@ impl Session {
             dropped: HashMap::new(),
             rebased: Vec::new(),
             rebase_receipt: None,
+            in_store: HashMap::new(),
         })
     }
 
@@ -634,14 +674,16 @@ impl Session {
         for (doc, tx) in &pending.rebased {
             self.put_object(doc.clone(), *tx, false);
         }
-        let dropped = &pending.dropped;
+        let (dropped, in_store) = (&pending.dropped, &pending.in_store);
         let older = pending
             .queued
             .into_iter()
             .filter(|q| !dropped.contains_key(&q.id))
             .filter_map(|q| {
                 let first = rounds - q.docs.len();
-                let skip = landed.saturating_sub(first);
+                let skip = landed
+                    .saturating_sub(first)
+                    .max(in_store.get(&q.id).copied().unwrap_or(0));
                 // The versions that landed: the next one is derived from the last.
                 let base = match skip {
                     0 => q.base,
