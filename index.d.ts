@@ -201,6 +201,8 @@ export declare class Store {
   counts(): Promise<{ objects: number; versions: number; bytes: number | null }>;
   /** Every session in the store, oldest first. */
   listSessions(): Promise<SessionSummary[]>;
+  /** Full-text search over every session's objects, as `ContextManager.search` but without opening a session. */
+  search(query: string, options?: SearchOptions): Promise<SearchResult>;
 }
 
 /** One session of a store (`Store.listSessions`); times are RFC 3339 transaction times. */

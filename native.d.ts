@@ -247,6 +247,12 @@ export declare class NativeStore {
    * `[{session_id, started, last_activity, calls, objects}]`.
    */
   listSessions(): Promise<string>
+  /**
+   * Full-text search over every session's objects, as a session's
+   * `search` (JSON `{hits, text}`; `optionsJson`: `{types?, sessions?,
+   * since?, limit?}`), without opening a session.
+   */
+  search(query: string, optionsJson?: string | undefined | null): Promise<string>
   /** Transactions this handle has submitted. */
   submittedTxCount(): number
 }

@@ -78,6 +78,17 @@ class Store {
     }));
   }
 
+  /**
+   * Full-text search over every session's objects (latest versions of files and toolcalls), best first, as
+   * `ContextManager.search` but without a session: `{ hits: [{ id, type, path, tool, session, txTime, snippet, score }],
+   * text }`. Options: `{ types?, sessions?, since?, limit? }` (limit 1..200, default 10).
+   */
+  async search(query, options) {
+    return JSON.parse(
+      await wrapAsync(() => this[NATIVE].search(String(query), options == null ? undefined : JSON.stringify(options))),
+    );
+  }
+
   /** Transactions this handle has submitted (committed or not). */
   submittedTxCount() {
     return wrap(() => this[NATIVE].submittedTxCount());

@@ -23,6 +23,26 @@ fn with_text(inner: &impl Serialize, text: String) -> napi::Result<String> {
     to_json(&v)
 }
 
+/// Full-text search over the whole store as JSON `{hits, text}` (the
+/// session's `search` and the store's, for the command-line tool).
+pub(crate) async fn search_json(
+    store: &dyn scm_core::store::Store,
+    query: &str,
+    options_json: Option<&str>,
+) -> napi::Result<String> {
+    let opts: SearchOptions = match options_json {
+        None | Some("null") => SearchOptions::default(),
+        Some(j) => parse_json(j, "search options")?,
+    };
+    let hits = memory::search(store, query, &opts).await.js()?;
+    let text = memory::search::render_hits(query, &hits, |h| match (&h.path, &h.tool) {
+        (Some(p), _) => format!("path={p}"),
+        (None, Some(t)) => format!("tool={t}"),
+        _ => String::new(),
+    });
+    to_json(&json!({"hits": hits, "text": text}))
+}
+
 #[napi]
 impl JsSession {
     /// Every version of the object `target` names, oldest first, as JSON
@@ -79,19 +99,7 @@ impl JsSession {
         options_json: Option<String>,
     ) -> napi::Result<String> {
         self.shared.settle().await;
-        let opts: SearchOptions = match options_json.as_deref() {
-            None | Some("null") => SearchOptions::default(),
-            Some(j) => parse_json(j, "search options")?,
-        };
-        let hits = memory::search(&*self.shared.store, &query, &opts)
-            .await
-            .js()?;
-        let text = memory::search::render_hits(&query, &hits, |h| match (&h.path, &h.tool) {
-            (Some(p), _) => format!("path={p}"),
-            (None, Some(t)) => format!("tool={t}"),
-            _ => String::new(),
-        });
-        to_json(&json!({"hits": hits, "text": text}))
+        search_json(&*self.shared.store, &query, options_json.as_deref()).await
     }
 
     /// activate / deactivate / pin / unpin, also for an object of the store

@@ -239,6 +239,18 @@ impl JsStore {
         to_json(&inspect::list_sessions(&*self.inner).await.js()?)
     }
 
+    /// Full-text search over every session's objects, as a session's
+    /// `search` (JSON `{hits, text}`; `optionsJson`: `{types?, sessions?,
+    /// since?, limit?}`), without opening a session.
+    #[napi]
+    pub async fn search(
+        &self,
+        query: String,
+        options_json: Option<String>,
+    ) -> napi::Result<String> {
+        crate::memory::search_json(&*self.inner, &query, options_json.as_deref()).await
+    }
+
     /// Transactions this handle has submitted.
     #[napi(catch_unwind)]
     pub fn submitted_tx_count(&self) -> i64 {

@@ -27,6 +27,10 @@ const OPTIONS = {
   json: false,
   full: false,
   help: false,
+  // search
+  type: true,
+  since: true,
+  limit: true,
 };
 const SHORT = { o: 'output', h: 'help' };
 
@@ -80,10 +84,11 @@ function help(all) {
     'options:',
     '  --store <file|url>   the store: an embedded store file, or an XTDB node (http://…); default as in pi:',
     '                       SCM_STORE / SCM_STORE_PATH / SCM_XTDB_URL, then .pi/settings.json, then .scm/store.sqlite',
-    '  --session <id>       the session a short id (t12, f3) belongs to',
+    '  --session <id>       the session a short id (t12, f3) belongs to (search: only its objects)',
     '  --json               machine-readable output',
     '  --full               full object ids instead of the ids the model sees',
     '  -o, --output <file>  where to write (report)',
+    '  --type, --since, --limit   search: object types (file, toolcall), written at or after a time, at most N hits',
     '',
     'Ids: the model sees tool calls as t1, t2, … and files as f1, f2, … per session; every object also has a full id',
     '(toolcall:<session>:<call>, a file\'s identity hash). Model calls are numbered from 0. Tokens are estimates:',
