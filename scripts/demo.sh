@@ -39,6 +39,8 @@ if [[ -f $workload ]]; then
   phase "replay of $workload (tokens per model call, prompt caching counted)"
   npm ci --prefix bench/replay --no-audit --no-fund --silent
   node bench/replay/replay.mjs "$workload" --strategies raw,masking,strawman,self-context-manager
+  printf '\nplot: bench/replay/out/tokens-per-call.svg (input tokens per model call for each strategy; open it in a browser)\n'
+  printf 'tables: bench/replay/out/summary.md, per call: bench/replay/out/calls.csv\n'
 fi
 phase ""
 printf '\ndone in %ds\n' $((SECONDS - T0))

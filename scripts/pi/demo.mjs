@@ -4,9 +4,11 @@
 // model call it prints what the model saw — the header, live tool output, collapsed refs like
 // [t3 · 42 lines], FILES lists — and its size next to what pi alone would have sent for the same call.
 //
-//   bash scripts/pi/setup.sh && node scripts/pi/demo.mjs [--line 0.73|1.5] [--keep] [--full]
+//   bash scripts/pi/setup.sh && node scripts/pi/demo.mjs [--line 0.73|1.5] [--keep] [--messages] [--full]
 //
-// --full prints every message of every call in full; --keep keeps the temp workspace.
+// Prints one row per model call (what came in, model saw vs pi alone, what collapsed) and the terms it
+// uses; --messages lists every message of every call, --full prints their text; --keep keeps the temp
+// workspace.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -18,6 +20,7 @@ const argv = process.argv.slice(2);
 const line = argv.includes("--line") ? argv[argv.indexOf("--line") + 1] : "0.73";
 const keep = argv.includes("--keep");
 const full = argv.includes("--full");
+const messages = argv.includes("--messages");
 
 const missing = missingTools(line);
 if (missing) {
@@ -106,8 +109,6 @@ const short = (s, n = 60) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 
 console.log(`pi ${line} · ${r.captures.length} model calls · workspace ${cwd}`);
 console.log("(demo thresholds: collapse when live output > 400 tokens, keep the newest 150; defaults 10,000 / 2,000)\n");
-let sumManaged = 0;
-let sumRaw = 0;
 const REF = /^\[(t\d+) · (\d+) lines?\]$/;
 const describeMessage = (m) => {
 	const t = messageText(m);
@@ -126,22 +127,73 @@ const describeMessage = (m) => {
 	}
 	return `${m.role} ${short(t, 80)}`;
 };
+
+// One row per model call: what came in since the previous call (pi's own tool results), what the model saw
+// vs what pi alone would have sent, and which tool outputs collapsed to refs at this call.
+const rows = [];
+let collapsedBefore = new Set();
+let headerTok = 0;
 r.captures.forEach((c, i) => {
 	const msgs = c.messages.filter((m) => m.role !== "system");
 	const rawMsgs = raw[i] ?? [];
+	const prevRaw = raw[i - 1] ?? [];
+	const newResults = rawMsgs.slice(prevRaw.length).filter((m) => m.role === "toolResult");
+	const refs = new Map();
+	for (const m of msgs) {
+		const ref = m.role === "toolResult" && REF.exec(messageText(m).trim());
+		if (ref) refs.set(ref[1], ref[0]);
+	}
+	const head = msgs.find((m) => m.role === "user" && messageText(m).startsWith("Context manager:"));
+	if (head) headerTok = tok(textOfMessage(head).length);
+	const collapsedNow = [...refs.keys()].filter((k) => !collapsedBefore.has(k));
+	collapsedBefore = new Set(refs.keys());
 	const mc = chars(msgs);
 	const rc = chars(rawMsgs);
-	sumManaged += mc;
-	sumRaw += rc;
-	console.log(`── call ${c.call}`);
-	for (const m of msgs) console.log(`   ${describeMessage(m)}`);
-	if (full) for (const m of msgs) console.log(`     [${m.role}] ${textOfMessage(m)}`);
-	const pct = rc ? Math.round((100 * (mc - rc)) / rc) : 0;
-	console.log(`   model saw ${mc} chars ≈ ${tok(mc)} tok · pi alone ${rc} chars ≈ ${tok(rc)} tok (${pct >= 0 ? "+" : ""}${pct}%)\n`);
+	rows.push({
+		call: i,
+		after: i === 0 ? "the prompt" : newResults.map((m) => m.toolName).join(", ") || "(text)",
+		saw: tok(mc),
+		alone: tok(rc),
+		delta: rc ? Math.round((100 * (mc - rc)) / rc) : 0,
+		collapsed: collapsedNow.map((k) => refs.get(k)).join(" "),
+	});
+	if (messages || full) {
+		console.log(`── call ${i}`);
+		for (const m of msgs) console.log(`   ${describeMessage(m)}`);
+		if (full) for (const m of msgs) console.log(`     [${m.role}] ${textOfMessage(m)}`);
+		console.log("");
+	}
 });
+const pad = (v, n, right) => (right ? String(v).padStart(n) : String(v).padEnd(n));
+console.log(`${pad("CALL", 4, true)}  ${pad("AFTER", 16)}  ${pad("MODEL SAW", 9, true)}  ${pad("PI ALONE", 8, true)}  ${pad("DIFF", 6, true)}  COLLAPSED AT THIS CALL`);
+for (const w of rows) {
+	console.log(`${pad(w.call, 4, true)}  ${pad(short(w.after, 16), 16)}  ${pad(`${w.saw} tok`, 9, true)}  ${pad(`${w.alone} tok`, 8, true)}  ${pad(`${w.delta >= 0 ? "+" : ""}${w.delta}%`, 6, true)}  ${w.collapsed}`);
+}
+const sumManaged = rows.reduce((n, w) => n + w.saw, 0);
+const sumRaw = rows.reduce((n, w) => n + w.alone, 0);
 const pct = Math.round((100 * (sumManaged - sumRaw)) / sumRaw);
-console.log(`total over ${r.captures.length} calls: model saw ≈ ${tok(sumManaged)} tok · pi alone ≈ ${tok(sumRaw)} tok (${pct >= 0 ? "+" : ""}${pct}%)`);
-console.log("(chars/4 estimates of message text; the system prompt, the same for both, is not counted)");
+console.log(`${pad("all", 4, true)}  ${pad("", 16)}  ${pad(`${sumManaged} tok`, 9, true)}  ${pad(`${sumRaw} tok`, 8, true)}  ${pad(`${pct >= 0 ? "+" : ""}${pct}%`, 6, true)}`);
+const firstBelow = rows.find((w) => w.saw < w.alone);
+console.log(`
+Why the first calls cost more than pi alone: every call starts with the product's header (≈ ${headerTok} tok,
+the same text each time, so a provider's prompt cache serves it after the first call) and, once files are
+known, a FILES list; while the conversation is small that outweighs what the product saves.
+${
+	firstBelow ? `From call ${firstBelow.call} on the model sees less than pi would send` : "This short run never collapses enough to pay it back"
+}: tool outputs past the threshold collapse to refs, and what the agent deactivates leaves the context.
+
+Terms (all defined in docs/design.md, "Glossary"):
+  tok            an estimate: characters of message text / 4; the system prompt, the same for both, is left out
+  MODEL SAW      the messages this package gave the model for that call
+  PI ALONE       what pi would have sent without the package (recorded by an extension loaded before it)
+  AFTER          the tool results that arrived since the previous call (what made pi call the model again)
+  header         the package's first message: explains ids and refs (constant)
+  t1, t2, f1     ids the model sees: t = a tool call and its output, f = a file
+  [t3 · 42 lines]  a ref: a collapsed tool output; the model can activate t3 to see it whole again
+  collapse       replacing older live tool output with refs once it exceeds the threshold (batched: an epoch)
+  FILES          the list of files the session knows (path and size), after the conversation
+  CALL           model calls numbered from 0, as the command-line tool numbers them (\`self-context-manager call\`)
+--messages lists every message of every call, --full prints their text too.`);
 const test = r.events.filter((e) => e.type === "tool_execution_end" && e.toolName === "bash").map((e) => messageText(e.result ?? {}).trim());
 console.log(`bash outputs the user saw: ${test.map((t) => JSON.stringify(short(t, 40))).join(", ")}`);
 
