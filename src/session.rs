@@ -379,6 +379,11 @@ impl Shared {
     }
 
     async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
+        // Versions of this file queued during an outage land before the new
+        // one (see `Session::has_queued_version_at`).
+        if self.with(|s| Ok(s.has_queued_version_at(&path)))? {
+            self.flush_tolerant().await?;
+        }
         let indexer = self.with(|s| Ok(s.indexer()))?;
         let result = indexer.index_file(&path).await;
         let out = self.with(|s| Ok(s.apply_file_op_or_read(op, &path, result)))?;

@@ -314,6 +314,11 @@ impl VersionQueue {
         self.ids.is_empty()
     }
 
+    /// Whether versions of `id` are queued.
+    fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
     /// Queues `doc` as the newest version of `id`; `base` is the version it
     /// was derived from (used when nothing of `id` is queued yet).
     fn push(&mut self, id: &str, doc: Document, base: Option<Document>) {

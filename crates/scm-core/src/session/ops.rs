@@ -420,11 +420,30 @@ impl Session {
 
     async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
         self.ensure_open()?;
+        if self.has_queued_version_at(path) {
+            // The versions queued first (see `has_queued_version_at`).
+            self.flush_tolerant().await?;
+        }
         let indexer = self.indexer.clone();
         let result = indexer.index_file(path).await;
         let out = self.apply_file_op_or_read(op, path, result);
         self.flush_tolerant().await?;
         Ok(out)
+    }
+
+    /// Whether versions of the file at `path` are queued (read while the
+    /// store was unreachable). A file operation then flushes the queue
+    /// before it indexes: its new version, written by the indexer directly,
+    /// would otherwise land before the older queued ones, whose
+    /// compare-and-set then fails on it (issue 14, soak) — a binding that
+    /// splits the operation does the same.
+    pub fn has_queued_version_at(&self, path: &str) -> bool {
+        if self.pending.versions.is_empty() {
+            return false;
+        }
+        self.resolver()
+            .resolve_read(path)
+            .is_ok_and(|r| self.pending.versions.contains(&r.source.file_object_id()))
     }
 
     /// Which discovered paths exist as regular files (absolute agent paths).
