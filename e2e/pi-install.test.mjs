@@ -4,10 +4,10 @@
 // Run: node --test e2e/   (offline: the tarball is local, the package has no dependencies)
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { LINES } from "./harness.mjs";
+import { LINES, FAUX_EXTENSION } from "./harness.mjs";
 import {
 	PI_LINES, REPO, tempBase, missingTools, runInstalledPi, convo, count, allText, messageText, header, toolResults, assertToolResultsPaired,
 } from "./fixtures/scm-pi.mjs";
@@ -69,6 +69,45 @@ function piInstall(line, dir, { from = tarball, path = process.env.PATH } = {}) 
 	return { agentDir, env: { npm_config_prefix: env.npm_config_prefix }, log, settings, installed };
 }
 
+
+/**
+ * pi's own start-up listing, as a user sees it: pi in interactive mode on a pseudo-terminal (util-linux `script`),
+ * offline, scripted model; read until the "[Extensions]" section is printed, then the session is killed. Resolves
+ * with that section's first line (ANSI sequences removed), or null when it did not appear before the deadline.
+ */
+async function startupExtensions(line, { cwd, agentDir, env }) {
+	const l = LINES[line];
+	const cmd = [l.node, l.cli, "-ns", "-nc", "--no-session", "--provider", "faux", "--model", "faux-1", "-e", FAUX_EXTENSION].map((a) => `'${a}'`).join(" ");
+	const child = spawn("script", ["-qfec", cmd, "/dev/null"], {
+		cwd,
+		env: { ...process.env, ...env, PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_DIR: agentDir, TERM: "xterm", COLUMNS: "160", LINES: "40" },
+		stdio: ["pipe", "pipe", "pipe"],
+		detached: true,
+	});
+	let out = "";
+	// Terminal escapes (OSC … BEL/ST, CSI …) removed; built with RegExp so the source holds no control characters.
+	const ESC = String.fromCharCode(27);
+	const BEL = String.fromCharCode(7);
+	const osc = new RegExp(`${ESC}\\][^${BEL}${ESC}]*(${BEL}|${ESC}\\\\)`, "g");
+	const csi = new RegExp(`${ESC}\\[[0-9;?]*[a-zA-Z]`, "g");
+	const plain = () => out.replace(osc, "").replace(csi, "").replace(/\r/g, "");
+	// The section's first line: after the heading, up to the line's end or its padding (1.x draws lines with cursor
+	// moves instead of newlines).
+	const section = () => /\[Extensions\][ \t]*\n?\s*(\S.*?)(?:\s{2,}|\n)/.exec(plain())?.[1].trim() ?? null;
+	// Polled with a deadline: pi has no event for "start-up listing drawn" that a terminal client could await.
+	const found = await new Promise((res) => {
+		const timer = setTimeout(() => res(section()), 45000);
+		child.stdout.on("data", (d) => {
+			out += d;
+			const s = section();
+			if (s) { clearTimeout(timer); res(s); }
+		});
+		child.on("exit", () => { clearTimeout(timer); res(section()); });
+	});
+	try { process.kill(-child.pid, "SIGKILL"); } catch {}
+	return found;
+}
+
 for (const line of PI_LINES) {
 	const missing = missingTools(line);
 	const opt = { skip: missing ? `pi ${line} not set up (${missing})` : false };
@@ -116,6 +155,21 @@ for (const line of PI_LINES) {
 			assert.ok(r.captures[0].tools.includes("activate"), `tools: ${r.captures[0].tools}`);
 			assert.deepEqual(toolResults(r.captures[1]), [{ toolCallId: "t1", toolName: "read", text: "ALPHA-TEXT\n", isError: false, ref: null }]);
 			assert.ok(existsSync(join(cwd, ".scm", "store.sqlite")));
+		});
+
+		it("pi's list of loaded extensions names it self-context-manager (interactive start-up, on a terminal)", opt, async () => {
+			const dir = mkdtempSync(join(BASE, `name-${line}-`));
+			const inst = piInstall(line, dir);
+			// As `pi install npm:self-context-manager` records it (the label pi shows is the package source, which
+			// here would otherwise carry the tarball's path or a version).
+			const settingsFile = join(inst.agentDir, "settings.json");
+			writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), packages: ["npm:self-context-manager"] }, null, 2));
+			const cwd = join(dir, "cwd");
+			mkdirSync(cwd);
+			const listed = await startupExtensions(line, { cwd, agentDir: inst.agentDir, env: inst.env });
+			assert.ok(listed, "pi printed no [Extensions] section");
+			// faux-provider.ts is the test's scripted model, loaded with -e.
+			assert.deepEqual(listed.split(/,\s*/).sort(), ["faux-provider.ts", "self-context-manager"]);
 		});
 
 		it("a missing native addon: pi keeps working with its own context and says why", opt, async () => {
