@@ -676,6 +676,12 @@ export declare class ContextManager {
   reconstructCall(n: number): Promise<HarnessMessage[]>;
   /** Commit the conversation since the last commit (a context commit); null when there is none and nothing new. */
   checkpoint(options?: CheckpointOptions): Promise<ContextCommit | null>;
+  /**
+   * The host moved to another branch of this session (pi's /tree; `messages`: the branch as the context hook would
+   * get it): commits what is new, then moves the session to the commit the branch maps to, so the model sees exactly
+   * that branch. The commit moved to, or null when nothing moved.
+   */
+  rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<ContextCommit | null>;
   /** The tip of this session's commit chain, or null. */
   readonly commitTip: string | null;
   /** Commit operations on this session's store. */

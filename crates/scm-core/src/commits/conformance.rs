@@ -30,6 +30,7 @@ pub const CASES: &[&str] = &[
     "materialize_is_cached",
     "bad_input_has_codes",
     "open_from_commit_branches",
+    "rewind_follows_the_host_branch",
 ];
 
 fn unique(prefix: &str) -> String {
@@ -721,4 +722,96 @@ pub async fn open_from_commit_branches(store: Arc<dyn Store>) {
     .unwrap();
     assert_eq!(fresh.commit_tip(), None);
     assert_eq!(fresh.turn_count(), 0);
+}
+
+/// A host branch switch (pi's `/tree`, session/rewind.rs): the session
+/// moves to the commit the branch maps to; what the model then sees holds
+/// nothing of the branch left; two branches from one commit are
+/// independent; every call of every branch stays listed.
+pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
+    let sid = unique("commits-rewind");
+    let s = open(&store, &sid).await;
+    let mut s = s;
+    let mut a = Vec::new();
+    let ids = run_turns(&mut s, &mut a, 0..2).await;
+    let text = |v: &[Value]| serde_json::to_string(v).unwrap();
+
+    // The branch continues the session: nothing moves.
+    let (s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
+    assert_eq!(moved, None);
+    // Before the first commit's position: no commit maps; nothing moves.
+    let (s, moved) = s
+        .rewind(&turn(0)[..2], &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, None);
+    assert_eq!(s.commit_tip().unwrap().0, ids[1]);
+
+    // Back to the end of turn 0, then a new turn: branch B.
+    let (mut s, moved) = s
+        .rewind(&turn(0), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved.map(|c| c.id), Some(ids[0].clone()));
+    assert_eq!(s.commit_tip().unwrap().0, ids[0]);
+    assert_eq!(s.cursor(), 4);
+    let mut b = turn(0);
+    b.extend(turn(5));
+    let seen = text(&s.transform_context(&b).await.unwrap());
+    assert!(seen.contains("question 5"));
+    for gone in ["question 1", "output 1", "answer 1"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} of the branch left reached the model: {seen}"
+        );
+    }
+    let cb = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cb.parent.as_deref(), Some(ids[0].as_str()));
+    let m = materialize(&*store, &cb.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), b);
+
+    // Back to branch A's tip: exactly A, then what follows; nothing of B.
+    let (mut s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
+    assert_eq!(moved.map(|c| c.id), Some(ids[1].clone()));
+    let mut a2 = a.clone();
+    a2.extend(turn(6));
+    let seen = text(&s.transform_context(&a2).await.unwrap());
+    assert!(seen.contains("answer 1") && seen.contains("question 6"));
+    assert!(
+        !seen.contains("question 5"),
+        "branch B reached the model: {seen}"
+    );
+    let ca = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ca.parent.as_deref(), Some(ids[1].as_str()));
+    let m = materialize(&*store, &ca.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), a2);
+    // Branch B's chain is untouched.
+    let m = materialize(&*store, &cb.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), b);
+    // Every call of every branch is still recorded, and reconstructable.
+    assert_eq!(s.model_call_count(), 4);
+    let again = s.reconstruct_call(2).await.unwrap();
+    assert!(text(&again).contains("question 5"));
+    s.close().await.unwrap();
+
+    // A resume opens the branch it moved to last.
+    let mut s = open(&store, &sid).await;
+    assert_eq!(s.commit_tip().unwrap().0, ca.id);
+    let seen = text(&s.transform_context(&a2).await.unwrap());
+    assert!(!seen.contains("question 5"));
+    assert_eq!(s.model_call_count(), 5);
 }

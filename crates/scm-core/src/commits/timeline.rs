@@ -199,3 +199,29 @@ pub async fn resolve(store: &dyn Store, key: &str, at_ms: i64) -> Result<Option<
     };
     Ok(last_at_or_before(&entries, at_ms).map(|e| e.1.clone()))
 }
+
+/// Every entry of a timeline, oldest first (the full pages, then the
+/// head's tail): one read per 64 entries.
+pub async fn entries(store: &dyn Store, key: &str) -> Result<Vec<Entry>> {
+    let Some(h) = read_head(store, key).await? else {
+        return Ok(Vec::new());
+    };
+    let pages = (h.len as usize - h.tail.len()) / PAGE;
+    let ids: Vec<String> = (0..pages).map(|k| page_id(key, k)).collect();
+    let mut by_page: Vec<Option<Vec<Entry>>> = vec![None; pages];
+    for doc in store.get_many(&ids).await? {
+        let k = doc.get("page").and_then(Value::as_u64).unwrap_or(u64::MAX) as usize;
+        if k < pages {
+            by_page[k] = serde_json::from_value(doc.get("entries").cloned().unwrap_or(Value::Null))
+                .map_err(|e| Error::StoreProtocol(format!("timeline {key}: page {k}: {e}")))?;
+        }
+    }
+    let mut out = Vec::with_capacity(h.len as usize);
+    for (k, p) in by_page.into_iter().enumerate() {
+        out.extend(
+            p.ok_or_else(|| Error::StoreProtocol(format!("timeline {key}: page {k} is missing")))?,
+        );
+    }
+    out.extend(h.tail);
+    Ok(out)
+}
