@@ -182,6 +182,14 @@ export declare class NativeSession {
    */
   close(): Promise<void>
   /**
+   * The host moved to another branch of its session (`messagesJson`: the
+   * branch's messages as the context hook would get them). Commits what
+   * is new (`requestJson` as for `checkpoint`, trigger `turn_boundary` by
+   * default), then moves the session to the commit the branch maps to.
+   * → that commit (JSON), or null when nothing moved.
+   */
+  rewind(messagesJson: string, requestJson: string): Promise<string | null>
+  /**
    * `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
    * → the last commit made (JSON); when nothing was new (turn boundary,
    * session end) the current tip, or null when there is none.
