@@ -172,8 +172,13 @@ export declare class NativeSession {
   /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix. */
   resolveId(target: string): string
   /**
+   * The context commit model call `n` followed (the session's tip as of
+   * the call's basis transaction), or null before the first commit.
+   */
+  callCommit(n: number): Promise<string | null>
+  /**
    * Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-   * cached_tokens, transcript_messages, epochs, folds, shown}]`.
+   * cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
    */
   callSummaries(from: number, to: number): Promise<string>
   /**
@@ -271,6 +276,12 @@ export declare function commitMaterialize(store: JsStore, id: string, optionsJso
  * or null.
  */
 export declare function commitResolve(store: JsStore, requestJson: string): Promise<string | null>
+
+/**
+ * The tip of a session's chain (the commit its next commit names as
+ * parent; after a `/tree`, the commit the branch moved to), or null.
+ */
+export declare function commitSessionTip(store: JsStore, sessionId: string): Promise<string | null>
 
 /** The commit with its metadata, as JSON. */
 export declare function commitShow(store: JsStore, id: string): Promise<string>

@@ -595,7 +595,8 @@ class ContextManager {
 
   /**
    * Model calls `from..to` (default all), each rebuilt from the store: `[{ call, messages, tokens, cachedTokens,
-   * transcriptMessages, transcriptTokens, epochs, folds, shown }]`; transcriptTokens: what the harness alone would send (the
+   * transcriptMessages, transcriptTokens, epochs, folds, shown, commit }]` (commit: the one the call followed, see
+   * callCommit); transcriptTokens: what the harness alone would send (the
    * whole transcript, outputs in full), estimated the same way. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
    * those of the leading messages equal to the previous call's; epochs and folds: collapses run at that call.
    */
@@ -611,7 +612,17 @@ class ContextManager {
       epochs: c.epochs,
       folds: c.folds,
       shown: c.shown,
+      commit: c.commit ?? null,
     }));
+  }
+
+  /**
+   * The context commit model call `n` followed: the session's tip as of the call's basis transaction (what the
+   * session had committed when the call was made; after a /tree, the commit the branch moved to). Null before the
+   * session's first commit. INVALID_ARGUMENT for an unknown call.
+   */
+  async callCommit(n) {
+    return (await wrapAsync(() => this[NATIVE].callCommit(n))) ?? null;
   }
 
   /** Write everything queued (one transaction). Resolves to the receipt, or null if nothing was queued. */

@@ -957,8 +957,18 @@ impl JsSession {
         self.shared.with(|s| s.resolve_id(&target)).js()
     }
 
+    /// The context commit model call `n` followed (the session's tip as of
+    /// the call's basis transaction), or null before the first commit.
+    #[napi]
+    pub async fn call_commit(&self, n: u32) -> napi::Result<Option<String>> {
+        self.shared.settle().await;
+        self.shared.flush().await.js()?;
+        let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
+        plan.followed_commit(&*self.shared.store).await.js()
+    }
+
     /// Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-    /// cached_tokens, transcript_messages, epochs, folds, shown}]`.
+    /// cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
     #[napi]
     pub async fn call_summaries(&self, from: u32, to: u32) -> napi::Result<String> {
         self.shared.settle().await;

@@ -806,6 +806,14 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     assert_eq!(s.model_call_count(), 4);
     let again = s.reconstruct_call(2).await.unwrap();
     assert!(text(&again).contains("question 5"));
+    // Which commit each call followed (the tip as of its basis tx).
+    let mut followed = Vec::new();
+    for n in 0..4 {
+        let plan = s.reconstruct_plan(n).unwrap();
+        followed.push(plan.followed_commit(&*store).await.unwrap());
+    }
+    let id = |i: usize| Some(ids[i].clone());
+    assert_eq!(followed, vec![None, id(0), id(0), id(1)]);
     s.close().await.unwrap();
 
     // A resume opens the branch it moved to last.
