@@ -701,7 +701,7 @@ export default function selfContextManager(pi) {
 
 	// Context commits: the chain of this session (see README "Context commits").
 	pi.registerCommand("ctx", {
-		description: "Context commits: /ctx log [n] · /ctx show <id> · /ctx checkpoint [summary] · /ctx fork <id>",
+		description: "Context commits: /ctx log [n] · /ctx show <id> · /ctx checkpoint [summary] · /ctx fork <id> · /ctx call [n]",
 		handler: async (args, ctx) => {
 			const cm = await manager(ctx);
 			if (!cm) {
@@ -752,8 +752,17 @@ export default function selfContextManager(pi) {
 				}
 				return `wrote ${file}: open it with /resume to continue from ${id}`;
 			}
+			case "call": {
+				// Accountability: the commit a model call followed (default: the last call).
+				const calls = cm.stats().modelCallCount;
+				if (calls === 0) return "no model call in this session yet";
+				const n = rest[0] === undefined ? calls - 1 : Number.parseInt(rest[0], 10);
+				if (!Number.isInteger(n) || n < 0) throw new Error("usage: /ctx call [n] (model calls are numbered from 0)");
+				const id = await cm.callCommit(n);
+				return id ? `model call ${n} followed ${line(await cm.commits.show(id))}` : `model call ${n} came before this session's first commit`;
+			}
 			default:
-				throw new Error(`unknown subcommand ${JSON.stringify(sub)} (log, show, checkpoint, fork)`);
+				throw new Error(`unknown subcommand ${JSON.stringify(sub)} (log, show, checkpoint, fork, call)`);
 		}
 	}
 
