@@ -683,9 +683,10 @@ export declare class ContextManager {
   /**
    * The host moved to another branch of this session (pi's /tree; `messages`: the branch as the context hook would
    * get it): commits what is new, then moves the session to the commit the branch maps to, so the model sees exactly
-   * that branch. The commit moved to, or null when nothing moved.
+   * that branch. `moved` false when the branch continues the session (or nothing maps); `commit` null when it moved
+   * to the root (a branch before the session's first commit).
    */
-  rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<ContextCommit | null>;
+  rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<{ moved: boolean; commit: ContextCommit | null }>;
   /** The tip of this session's commit chain, or null. */
   readonly commitTip: string | null;
   /** Commit operations on this session's store. */

@@ -191,9 +191,10 @@ export declare class NativeSession {
    * branch's messages as the context hook would get them). Commits what
    * is new (`requestJson` as for `checkpoint`, trigger `turn_boundary` by
    * default), then moves the session to the commit the branch maps to.
-   * → that commit (JSON), or null when nothing moved.
+   * → `{ moved, commit }` (JSON): `moved` false when the branch continues
+   * the session or nothing maps; `commit` null when it moved to the root.
    */
-  rewind(messagesJson: string, requestJson: string): Promise<string | null>
+  rewind(messagesJson: string, requestJson: string): Promise<string>
   /**
    * `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
    * → the last commit made (JSON); when nothing was new (turn boundary,

@@ -195,6 +195,29 @@ for (const LINE of PI_LINES) {
 			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
 		});
 
+		it("/tree onto the first prompt: the session goes back to its root; the model sees only the new prompt", opt, async () => {
+			const ws = workspace(BASE, { "a.md": A });
+			const rpc = await startScmRpc({
+				line: LINE, ...ws, env: TREE, extensions: [PROBE_EXTENSION],
+				script: [step(call("read", { path: "a.md" })), "one", "two", "three"],
+			});
+			let r;
+			try {
+				await rpc.prompt("first");
+				await rpc.prompt("second");
+				await navigate(rpc, entryOf((await treeEntries(rpc)).entries, "user", "first"));
+				await rpc.prompt("third");
+			} finally {
+				r = checked(await rpc.close());
+			}
+			assert.deepEqual(problems(r), [], "an error or warning was shown");
+			assert.equal(r.captures.length, 4);
+			const third = r.captures[3];
+			// The engine's own intro (cache layout) and the prompt; no message of the branch left.
+			assert.deepEqual(convo(third).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
+			for (const t of ["first", "second", "two", "ALPHA-TEXT", "a.md"]) assert.equal(count(convo(third).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+		});
+
 		it("/tree with a branch summary: the summary call goes around the package; the model sees the kept branch, pi's summary, the prompt", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A });
 			const rpc = await startScmRpc({

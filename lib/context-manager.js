@@ -533,8 +533,9 @@ class ContextManager {
   /**
    * The host moved to another branch of this session (pi's /tree): `messages` is the branch as the context hook
    * would get it. Commits what is new (a `turn_boundary` checkpoint), then moves the session to the commit the branch
-   * maps to, so the next transformContext shows exactly that branch (docs/design.md §7 "Branches"). Resolves to that
-   * commit, or null when nothing moved (the branch continues the session, or maps to no commit).
+   * maps to, so the next transformContext shows exactly that branch (docs/design.md §7 "Branches"). Resolves to
+   * `{ moved, commit }`: moved false when the branch continues the session (or nothing maps); commit null when the
+   * session moved to its root (a branch before its first commit).
    */
   async rewind(messages, options = {}) {
     if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'rewind: messages must be an array');
@@ -544,14 +545,14 @@ class ContextManager {
       template: options?.template ?? p.template,
       principal: options?.principal ?? p.principal,
     };
-    const c = parse(await wrapAsync(() => this[NATIVE].rewind(JSON.stringify(messages), JSON.stringify(body))));
-    if (c) {
+    const r = parse(await wrapAsync(() => this[NATIVE].rewind(JSON.stringify(messages), JSON.stringify(body))));
+    if (r.moved) {
       // The engine's cursor moved back: what this object remembers of consumed arrays no longer holds.
       this[CONSUMED] = null;
       this[FPS] = new WeakMap();
       this[STARTED] += 1;
     }
-    return c;
+    return r;
   }
 
   /** The tip of this session's commit chain (a ctx id), or null. */

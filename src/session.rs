@@ -1070,7 +1070,7 @@ impl Shared {
         &self,
         messages: Vec<Value>,
         req: scm_core::session::CheckpointRequest,
-    ) -> scm_core::Result<Option<scm_core::commits::Commit>> {
+    ) -> scm_core::Result<Option<Option<scm_core::commits::Commit>>> {
         use scm_core::session::rewind;
         self.checkpoint(req).await?;
         self.settle().await;
@@ -1091,7 +1091,7 @@ impl Shared {
         let Some(target) = rewind::branch_commit(&*store, &sid, &messages).await? else {
             return Ok(None);
         };
-        if tip.as_deref() == Some(target.commit.id.as_str()) && consumed == target.consumed {
+        if target.is_current(tip.as_deref(), consumed) {
             return Ok(None);
         }
         rewind::restore(&*store, &sid, &target, calls).await?;
@@ -1110,13 +1110,14 @@ impl JsSession {
     /// branch's messages as the context hook would get them). Commits what
     /// is new (`requestJson` as for `checkpoint`, trigger `turn_boundary` by
     /// default), then moves the session to the commit the branch maps to.
-    /// → that commit (JSON), or null when nothing moved.
+    /// → `{ moved, commit }` (JSON): `moved` false when the branch continues
+    /// the session or nothing maps; `commit` null when it moved to the root.
     #[napi]
     pub async fn rewind(
         &self,
         messages_json: String,
         request_json: String,
-    ) -> napi::Result<Option<String>> {
+    ) -> napi::Result<String> {
         use scm_core::commits::Trigger;
         let messages: Vec<Value> = parse_json(&messages_json, "rewind messages")?;
         let r: CheckpointJson = parse_json(&request_json, "rewind")?;
@@ -1128,8 +1129,11 @@ impl JsSession {
         req.summary = r.summary;
         req.principal = r.principal;
         req.created_at = r.created_at;
-        let c = self.shared.rewind(messages, req).await.js()?;
-        c.as_ref().map(to_json).transpose()
+        let moved = self.shared.rewind(messages, req).await.js()?;
+        to_json(&serde_json::json!({
+            "moved": moved.is_some(),
+            "commit": moved.flatten(),
+        }))
     }
 
     /// `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`

@@ -739,20 +739,13 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     // The branch continues the session: nothing moves.
     let (s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
     assert_eq!(moved, None);
-    // Before the first commit's position: no commit maps; nothing moves.
-    let (s, moved) = s
-        .rewind(&turn(0)[..2], &req(Trigger::TurnBoundary))
-        .await
-        .unwrap();
-    assert_eq!(moved, None);
-    assert_eq!(s.commit_tip().unwrap().0, ids[1]);
 
     // Back to the end of turn 0, then a new turn: branch B.
     let (mut s, moved) = s
         .rewind(&turn(0), &req(Trigger::TurnBoundary))
         .await
         .unwrap();
-    assert_eq!(moved.map(|c| c.id), Some(ids[0].clone()));
+    assert_eq!(moved.flatten().map(|c| c.id), Some(ids[0].clone()));
     assert_eq!(s.commit_tip().unwrap().0, ids[0]);
     assert_eq!(s.cursor(), 4);
     let mut b = turn(0);
@@ -778,7 +771,7 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
 
     // Back to branch A's tip: exactly A, then what follows; nothing of B.
     let (mut s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
-    assert_eq!(moved.map(|c| c.id), Some(ids[1].clone()));
+    assert_eq!(moved.flatten().map(|c| c.id), Some(ids[1].clone()));
     let mut a2 = a.clone();
     a2.extend(turn(6));
     let seen = text(&s.transform_context(&a2).await.unwrap());
@@ -822,4 +815,51 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     let seen = text(&s.transform_context(&a2).await.unwrap());
     assert!(!seen.contains("question 5"));
     assert_eq!(s.model_call_count(), 5);
+
+    // Before the first commit's position (back onto the first prompt): the
+    // root. Nothing of either branch; the next commit is a new root.
+    let (mut s, moved) = s
+        .rewind(&turn(0)[..1], &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, Some(None));
+    assert_eq!(s.commit_tip(), None);
+    assert_eq!(s.cursor(), 0);
+    let mut r = turn(0)[..1].to_vec();
+    r.extend(turn(7).into_iter().skip(1));
+    let seen = text(&s.transform_context(&r).await.unwrap());
+    for gone in ["answer 0", "question 5", "question 6", "answer 1"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} reached the model after going back to the root: {seen}"
+        );
+    }
+    let root = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(root.parent, None);
+    let m = materialize(&*store, &root.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), r);
+    assert_eq!(s.model_call_count(), 6);
+    s.close().await.unwrap();
+
+    // A session seeded from a commit has no root to go back to.
+    let child = unique("commits-rewind-child");
+    let s = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&child),
+        Some(&ids[0]),
+    )
+    .await
+    .unwrap();
+    let (_s, moved) = s
+        .rewind(&turn(9), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, None);
 }

@@ -147,6 +147,30 @@ pub fn set_tip_ops(key: &str, head: Option<Head>, tip: &str, to: u64) -> Vec<TxO
     ]
 }
 
+/// Clears the session's tip (a session moved back to before its first
+/// commit: its next commit is a new root).
+pub fn clear_tip_ops(key: &str, head: Option<Head>) -> Vec<TxOp> {
+    let Some(mut h) = head else {
+        return Vec::new();
+    };
+    let expected = h.raw.take();
+    h.tip = None;
+    h.tip_to = None;
+    let mut doc = match serde_json::to_value(&h) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    doc.insert(ID_KEY.into(), head_id(key).into());
+    doc.insert("type".into(), HEAD_TYPE.into());
+    vec![
+        TxOp::Match {
+            id: head_id(key),
+            expected,
+        },
+        TxOp::Put(doc),
+    ]
+}
+
 /// The tip a session timeline head names.
 pub fn tip_of(doc: Document) -> Result<Option<(String, u64)>> {
     let h: Head = serde_json::from_value(Value::Object(doc))

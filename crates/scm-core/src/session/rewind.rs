@@ -13,7 +13,11 @@
 //!   makes on every call (fingerprints cover role, content, timestamp and
 //!   tool call id, so a message of one branch is not one of another). Of
 //!   those, the deepest position on the branch wins, then the newest commit.
-//!   None maps (a branch before the first commit): nothing is rewound.
+//!   None maps (a branch before the session's first commit, e.g. back onto
+//!   the first prompt): the **root**, the session's state as first written
+//!   (empty chat; the chain's tip cleared, so the next commit is a new
+//!   root), when that state consumed nothing (a session seeded by a fork
+//!   or `fromCommit` has no such root: nothing moves).
 //! - **How the state is restored.** The session's and chat's documents as
 //!   of the commit's transaction (sets, collapse window, turns, cursor,
 //!   aliases, cache-layout state) become their current versions again, the
@@ -43,10 +47,10 @@ use crate::store::{AsOf, Document, Store, TxOp};
 /// transaction before giving up: each costs two reads.
 const MAX_CANDIDATES: usize = 16;
 
-/// The commit a branch maps to, and the state to restore.
+/// The commit a branch maps to (None: the root), and the state to restore.
 #[derive(Debug)]
 pub struct RewindTarget {
-    pub commit: Commit,
+    pub commit: Option<Commit>,
     /// Chat items up to the commit (the tip's position).
     pub to: u64,
     /// Host messages the commit covers (the cursor at the commit).
@@ -64,7 +68,7 @@ pub async fn branch_commit(
 ) -> Result<Option<RewindTarget>> {
     let entries = timeline::entries(store, &timeline::session_key(session_id)).await?;
     if entries.is_empty() || messages.is_empty() {
-        return Ok(None);
+        return root(store, session_id).await;
     }
     let fps: Vec<String> = messages.iter().map(fingerprint).collect();
     let mut at: HashMap<&str, usize> = HashMap::new();
@@ -123,14 +127,44 @@ pub async fn branch_commit(
         };
         let to = *to;
         return Ok(Some(RewindTarget {
-            commit: commits::show(store, &c.id).await?,
+            commit: Some(commits::show(store, &c.id).await?),
             to,
             consumed,
             chat_doc,
             session_doc,
         }));
     }
-    Ok(None)
+    root(store, session_id).await
+}
+
+/// The session's state as first written, if it consumed nothing.
+async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget>> {
+    let chat_id = chat_object_id(session_id);
+    let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
+        return Ok(None);
+    };
+    let as_of = AsOf::TxId(first.tx_id);
+    let (Some(chat_doc), Some(session_doc)) = (
+        paged::get_as_of(store, &chat_id, as_of).await?,
+        paged::get_as_of(store, &session_object_id(session_id), as_of).await?,
+    ) else {
+        return Ok(None);
+    };
+    let consumed = chat_doc
+        .get("cursor")
+        .and_then(|c| c.get("consumed"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(RewindTarget {
+        commit: None,
+        to: 0,
+        consumed: 0,
+        chat_doc,
+        session_doc,
+    }))
 }
 
 /// Makes `target`'s state the session's current one (see the module docs);
@@ -156,7 +190,7 @@ pub async fn restore(
     session.remove("forked_from");
     session.insert(
         "rewound_to".into(),
-        serde_json::json!({"commit": target.commit.id, "messages": target.consumed}),
+        serde_json::json!({"commit": target.commit.as_ref().map(|c| c.id.clone()), "messages": target.consumed}),
     );
     let key = timeline::session_key(session_id);
     let tl = timeline::read_head(store, &key).await?;
@@ -168,12 +202,10 @@ pub async fn restore(
         TxOp::Put(session),
         TxOp::Put(chat),
     ];
-    ops.extend(timeline::set_tip_ops(
-        &key,
-        tl,
-        &target.commit.id,
-        target.to,
-    ));
+    ops.extend(match &target.commit {
+        Some(c) => timeline::set_tip_ops(&key, tl, &c.id, target.to),
+        None => timeline::clear_tip_ops(&key, tl),
+    });
     if !store.submit(ops).await?.committed {
         return Err(Error::CasConflict { id: chat_id });
     }
@@ -211,15 +243,16 @@ impl Session {
     }
 
     /// The whole move for a host branch switch: commit what is new
-    /// (`req`, normally a turn boundary), find the commit `messages` map to,
-    /// restore it, open again. Returns the session to use from now on and
-    /// the commit moved to (None: the branch continues the session, or maps
-    /// to no commit; the session is then unchanged).
+    /// (`req`, normally a turn boundary), find the commit `messages` map to
+    /// (or the root), restore it, open again. Returns the session to use
+    /// from now on and whether it moved and to which commit (`Some(None)`:
+    /// to the root; None: the branch continues the session, or nothing maps;
+    /// the session is then unchanged).
     pub async fn rewind(
         mut self,
         messages: &[Value],
         req: &super::CheckpointRequest,
-    ) -> Result<(Session, Option<Commit>)> {
+    ) -> Result<(Session, Option<Option<Commit>>)> {
         self.checkpoint(req).await?;
         if self.continues(messages) {
             return Ok((self, None));
@@ -229,14 +262,20 @@ impl Session {
         let Some(target) = branch_commit(&*store, &sid, messages).await? else {
             return Ok((self, None));
         };
-        if self.commit_tip().map(|(id, _)| id) == Some(target.commit.id.as_str())
-            && self.cursor.consumed == target.consumed
-        {
+        if target.is_current(self.commit_tip().map(|(id, _)| id), self.cursor.consumed) {
             return Ok((self, None));
         }
         restore(&*store, &sid, &target, self.model_call_records()).await?;
         self.retire();
         let s = Session::open(store, indexer, options).await?;
         Ok((s, Some(target.commit)))
+    }
+}
+
+impl RewindTarget {
+    /// Whether a session at tip `tip` with `consumed` host messages is
+    /// already there.
+    pub fn is_current(&self, tip: Option<&str>, consumed: usize) -> bool {
+        tip == self.commit.as_ref().map(|c| c.id.as_str()) && consumed == self.consumed
     }
 }
