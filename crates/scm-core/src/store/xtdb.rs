@@ -637,6 +637,16 @@ impl Store for XtdbStore {
         self.query_ids(&format!("ids of type {ty:?}"), edn).await
     }
 
+    async fn backlinks(&self, id: &str) -> Result<Vec<String>> {
+        // XTDB indexes each element of a top-level vector as a value of the
+        // attribute, so this is an index lookup, not a scan.
+        let mut edn =
+            String::from("{:query {:find [e] :where [[e :link_ids t]] :in [t]} :in-args [");
+        push_edn_string(&mut edn, id);
+        edn.push_str("]}");
+        self.query_ids(&format!("backlinks of {id:?}"), edn).await
+    }
+
     async fn counts(&self) -> Result<StoreCounts> {
         let ids = self
             .query_ids(
