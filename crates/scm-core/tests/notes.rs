@@ -211,3 +211,32 @@ async fn a_note_survives_its_session_and_is_found_by_search() {
         s2.close().await.unwrap();
     }
 }
+
+/// Cache layout: an activated note's result shows its content, then the
+/// link lines as they were at activation (persisted with the result).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_layout_activation_shows_link_lines() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut o = scm_core::session::SessionOptions::new(unique_id("cache-links"));
+        o.layout = scm_core::session::Layout::Cache;
+        let mut s = ws.open(o).await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("notes/a.md", "A-BODY-MARKER see [[b]]\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        let b = ws.file_id("notes/b.md");
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("a1", "activate", json!({"id": "notes/a.md"}), "ok");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let all = texts(&out).join("\n");
+        let body_at = all.find("A-BODY-MARKER").expect("content shown");
+        let line_at = all
+            .find(&format!("- link id={b} file path="))
+            .unwrap_or_else(|| panic!("{all}"));
+        assert!(line_at > body_at, "after the content");
+        assert!(all.contains("chars=0 [unread]"), "{all}");
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 0);
+        s.close().await.unwrap();
+    }
+}

@@ -342,6 +342,7 @@ impl Session {
                     object_hash: String::new(),
                     head: format!("[{alias} is shown above]"),
                     note: true,
+                    links: None,
                 });
                 continue;
             }
@@ -369,12 +370,18 @@ impl Session {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            let links = crate::memory::links::link_lines(
+                &doc,
+                &|t| self.cached_doc(t),
+                &self.display_path_fn(),
+            );
             self.cache.frozen.insert((id.clone(), hash.clone()), doc);
             out.push(Shown {
                 id,
                 object_hash: hash,
                 head: head.trim_end().to_string(),
                 note: false,
+                links,
             });
         }
         (out, points_to)
