@@ -210,6 +210,17 @@ export declare class NativeSession {
    */
   search(query: string, optionsJson?: string | undefined | null): Promise<string>
   /**
+   * Activates what an object links to: all links, or those `selectJson`
+   * (`{types?, path?, positions?}`) keeps. JSON `{id, items: [{id,
+   * path, outcome, message}], text}`.
+   */
+  expand(target: string, selectJson?: string | undefined | null): Promise<string>
+  /**
+   * Who links to the object: JSON `{id, backlinks: [{id, type, path,
+   * at: [{field, line}]}], text}`.
+   */
+  backlinks(target: string): Promise<string>
+  /**
    * activate / deactivate / pin / unpin, also for an object of the store
    * this session has not seen (it joins the session index and pool
    * first). The session write is queued (see `flush`).
