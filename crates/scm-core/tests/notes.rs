@@ -240,3 +240,26 @@ async fn cache_layout_activation_shows_link_lines() {
         s.close().await.unwrap();
     }
 }
+
+/// Cache layout: an `expand` call's result shows what it activated, like
+/// an activate result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_layout_expand_result_shows_the_targets() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut o = scm_core::session::SessionOptions::new(unique_id("cache-expand"));
+        o.layout = scm_core::session::Layout::Cache;
+        let mut s = ws.open(o).await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("notes/a.md", "A-BODY-MARKER see [[b]]\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        let items = s.expand("notes/a.md", &Select::default()).await.unwrap();
+        let text = links::render_expand("a", &items);
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("e1", "expand", json!({"id": "notes/a.md"}), &text);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 1, "{:?}", texts(&out));
+        s.close().await.unwrap();
+    }
+}

@@ -391,6 +391,17 @@ pub fn render_expand(id: &str, items: &[ExpandItem]) -> String {
     out
 }
 
+/// The ids an expand result (as [`render_expand`] wrote it) activated: the
+/// cache layout shows them in that result, as it does for `activate`.
+pub fn expanded_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("- id="))
+        .filter(|l| l.contains(": activated (") || l.contains(": already active ("))
+        .filter_map(|l| l.split(' ').next())
+        .map(|id| id.trim_end_matches(':').to_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,5 +412,24 @@ mod tests {
         assert!(!glob_match("*.md", "/a/b.rs"));
         assert!(glob_match("/a/?.rs", "/a/b.rs"));
         assert!(glob_match("*", ""));
+    }
+
+    #[test]
+    fn expanded_ids_read_back_render_expand() {
+        let item = |id: &str, outcome: &str| ExpandItem {
+            id: id.into(),
+            path: Some("/a b/c.md".into()),
+            outcome: outcome.into(),
+            message: "m".into(),
+        };
+        let text = render_expand(
+            "n",
+            &[
+                item("x1", "activated"),
+                item("x2", "not found"),
+                item("toolcall:s:1", "already active"),
+            ],
+        );
+        assert_eq!(expanded_ids(&text), vec!["x1", "toolcall:s:1"]);
     }
 }
