@@ -1,5 +1,5 @@
 // Notes, links, backlinks and expand (issue 12 items 1–2) through the facade, on both stores.
-import { describe, test, expect } from 'vitest';
+import { test, expect } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { scm, tempDir, uid, describeStores, expectCode, msg } from './helpers.mjs';
