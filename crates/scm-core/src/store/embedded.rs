@@ -604,6 +604,21 @@ impl Store for EmbeddedStore {
         self.backlinks_sync(id)
     }
 
+    async fn all_ids(&self) -> Result<Vec<String>> {
+        let location = self.location();
+        let err = |e| map_err(&location, "all_ids", e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT DISTINCT id FROM versions ORDER BY id")
+            .map_err(err)?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(err)?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(err)?;
+        Ok(ids)
+    }
+
     async fn search(
         &self,
         query: &crate::memory::search::SearchQuery,

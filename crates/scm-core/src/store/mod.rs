@@ -124,6 +124,14 @@ pub trait Store: Send + Sync {
         )))
     }
 
+    /// Every object id in the store, sorted (export of the whole store).
+    async fn all_ids(&self) -> Result<Vec<String>> {
+        Err(crate::Error::InvalidArgument(format!(
+            "all_ids: the {} store does not list its objects",
+            self.kind()
+        )))
+    }
+
     /// Ids of the objects whose latest version links to `id` (its
     /// `link_ids` holds it: notes, see [`crate::memory::notes`]), sorted.
     /// A query over the documents, not a second copy to keep in sync.

@@ -637,6 +637,14 @@ impl Store for XtdbStore {
         self.query_ids(&format!("ids of type {ty:?}"), edn).await
     }
 
+    async fn all_ids(&self) -> Result<Vec<String>> {
+        self.query_ids(
+            "every id",
+            "{:query {:find [e] :where [[e :xt/id]]}}".to_string(),
+        )
+        .await
+    }
+
     async fn backlinks(&self, id: &str) -> Result<Vec<String>> {
         // XTDB indexes each element of a top-level vector as a value of the
         // attribute, so this is an index lookup, not a scan.
