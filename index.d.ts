@@ -201,6 +201,23 @@ export declare class Store {
   counts(): Promise<{ objects: number; versions: number; bytes: number | null }>;
   /** Every session in the store, oldest first. */
   listSessions(): Promise<SessionSummary[]>;
+  /**
+   * Write the whole store, or these sessions, to `path` as scm-export JSON Lines (every stored version in
+   * transaction order, documents as stored: ids and hashes preserved).
+   */
+  exportTo(path: string, sessions?: string[]): Promise<PortableStats>;
+  /** Import an scm-export file (one transaction per source transaction; versions already held are skipped). */
+  importFrom(path: string): Promise<PortableStats>;
+}
+
+/** What `exportTo` / `importFrom` did. */
+export interface PortableStats {
+  objects: number;
+  versions: number;
+  transactions: number;
+  /** Versions an import skipped because the store already held them. */
+  skipped: number;
+  bytes: number;
 }
 
 /** One session of a store (`Store.listSessions`); times are RFC 3339 transaction times. */

@@ -258,6 +258,14 @@ export declare class NativeStore {
    * `[{session_id, started, last_activity, calls, objects}]`.
    */
   listSessions(): Promise<string>
+  /**
+   * Write the whole store, or the sessions given, to `path` as scm-export
+   * JSON Lines (`scm_core::memory::portable`). JSON `{objects, versions,
+   * transactions, skipped, bytes}`.
+   */
+  exportTo(path: string, sessions?: Array<string> | undefined | null): Promise<string>
+  /** Import an scm-export file into this store. JSON as `exportTo`. */
+  importFrom(path: string): Promise<string>
   /** Transactions this handle has submitted. */
   submittedTxCount(): number
 }

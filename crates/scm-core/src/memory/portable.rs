@@ -87,7 +87,7 @@ pub async fn session_ids(store: &dyn Store, sessions: &[String]) -> Result<Vec<S
 pub async fn export(
     store: &dyn Store,
     sessions: Option<&[String]>,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> Result<PortableStats> {
     let ids = match sessions {
         None => store.all_ids().await?,
@@ -145,7 +145,7 @@ pub async fn export(
 }
 
 /// Read an export from `input` into `store` (see the module comment).
-pub async fn import(store: &dyn Store, input: &mut dyn BufRead) -> Result<PortableStats> {
+pub async fn import(store: &dyn Store, input: &mut (dyn BufRead + Send)) -> Result<PortableStats> {
     let bad = |n: usize, what: String| Error::InvalidArgument(format!("import: line {n}: {what}"));
     let mut stats = PortableStats::default();
     let mut text = String::new();
@@ -235,4 +235,25 @@ pub async fn import(store: &dyn Store, input: &mut dyn BufRead) -> Result<Portab
     }
     stats.objects = objects.len() as u64;
     Ok(stats)
+}
+
+/// [`export`] to a file at `path` (created or replaced).
+pub async fn export_file(
+    store: &dyn Store,
+    sessions: Option<&[String]>,
+    path: &std::path::Path,
+) -> Result<PortableStats> {
+    let f = std::fs::File::create(path).map_err(|e| {
+        Error::InvalidArgument(format!("export: cannot create {}: {e}", path.display()))
+    })?;
+    let mut w = std::io::BufWriter::new(f);
+    export(store, sessions, &mut w).await
+}
+
+/// [`import`] from the file at `path`.
+pub async fn import_file(store: &dyn Store, path: &std::path::Path) -> Result<PortableStats> {
+    let f = std::fs::File::open(path).map_err(|e| {
+        Error::InvalidArgument(format!("import: cannot open {}: {e}", path.display()))
+    })?;
+    import(store, &mut std::io::BufReader::new(f)).await
 }
