@@ -263,3 +263,31 @@ async fn cache_layout_expand_result_shows_the_targets() {
         s.close().await.unwrap();
     }
 }
+
+/// A past model call that showed a note is rebuilt with its link lines, in
+/// both layouts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconstructed_calls_show_the_same_link_lines() {
+    for store in stores() {
+        for layout in [
+            scm_core::session::Layout::Spec,
+            scm_core::session::Layout::Cache,
+        ] {
+            let ws = Workspace::new(store.clone());
+            let mut o = scm_core::session::SessionOptions::new(unique_id("recon-links"));
+            o.layout = layout;
+            let mut s = ws.open(o).await;
+            ws.write("notes/b.md", "B\n");
+            ws.write("notes/a.md", "A see [[b]] and [[gone]]\n");
+            assert!(s.read("notes/a.md").await.unwrap().ok);
+            let mut t = Transcript::default();
+            t.user("go")
+                .call("a1", "activate", json!({"id": "notes/a.md"}), "ok");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(texts(&out).join("\n").contains("- link id="), "{layout:?}");
+            let again = s.reconstruct_call(s.model_call_count() - 1).await.unwrap();
+            assert_eq!(again, out, "{layout:?} on {}", store.kind());
+            s.close().await.unwrap();
+        }
+    }
+}

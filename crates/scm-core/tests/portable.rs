@@ -80,7 +80,7 @@ async fn sqlite_to_xtdb_to_sqlite_round_trips_documents_and_history() {
         (out.versions, out.transactions)
     );
     let mut again = Vec::new();
-    portable::export(&*b, Some(&[sid.clone()]), &mut again)
+    portable::export(&*b, Some(std::slice::from_ref(&sid)), &mut again)
         .await
         .unwrap();
 

@@ -134,11 +134,11 @@ pub fn parse(source: &FilesystemSource, content: &str) -> NoteStructure {
             }
         }
         // Links inside frontmatter values (`related: "[[b]]"`), §8.1.
-        let mut line = 2;
-        for raw in front.lines() {
+        for (i, raw) in front.lines().enumerate() {
+            let line = i + 2;
             let key = raw.split(':').next().unwrap_or("").trim();
             let key = if raw.starts_with([' ', '\t', '-']) {
-                last_key(front, line - 2)
+                last_key(front, i)
             } else {
                 key.to_owned()
             };
@@ -148,7 +148,6 @@ pub fn parse(source: &FilesystemSource, content: &str) -> NoteStructure {
                     out.links.push(l);
                 }
             }
-            line += 1;
         }
     }
     scan_body(source, body, body_line, &mut out);
