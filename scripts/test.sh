@@ -8,6 +8,10 @@ ROOT=$PWD
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Free disk first: the suite needs several GB (Rust build, pi installs, pack
+# tarballs); a full disk shows up later as an npm ENOSPC far from its cause.
+df -h "$ROOT" "${TMPDIR:-/tmp}" 2>/dev/null || true
+
 step "node dependencies"
 # Not `npm ci`: some platform-specific optional packages of @napi-rs/cli's
 # dependencies (lzma/tar for other OSes) are absent from the reachable

@@ -14,7 +14,11 @@ use serde_json::Value;
 /// First line of every fold message.
 pub const FOLD_LINE: &str = "[Earlier turns are folded into this summary; their tool calls and files keep their ids (activate to view).]";
 
-const USER_CHARS: usize = 200;
+/// A folded turn's prompt, and the session's first prompt (usually the
+/// task), are kept up to these lengths: the user's words are few next to the
+/// tool output a fold removes, and they are what the agent was asked to do.
+const USER_CHARS: usize = 1_000;
+const FIRST_PROMPT_CHARS: usize = 2_000;
 const OUTCOME_CHARS: usize = 300;
 
 /// Whitespace collapsed to single spaces, cut to `max` chars with `…`.
@@ -134,9 +138,24 @@ pub fn extractive_summary<T: AsRef<Turn>>(
             line.push_str(&format!("; tool calls {}–{}", call_alias(a), call_alias(b)));
         }
         blocks.push(line);
+        if let Some(first) = first_prompt(turns, older) {
+            blocks.push(first);
+        }
     }
     blocks.reverse();
     blocks.join("\n")
+}
+
+/// The session's first prompt, when its turn is among the turns a summary
+/// does not digest: it usually states the task.
+fn first_prompt<T: AsRef<Turn>>(turns: &[T], older: &[Item]) -> Option<String> {
+    let it = older.iter().find(|it| it.kind == ItemKind::User)?;
+    let u = turns[it.turn as usize].as_ref().user.as_ref()?;
+    Some(format!(
+        "- Turn {} (first prompt): {}",
+        it.turn,
+        one_line(&content_text(&u.content), FIRST_PROMPT_CHARS)
+    ))
 }
 
 /// The digest of one turn's run of items. The outcome is the last
@@ -292,6 +311,10 @@ mod tests {
                 ));
             }
             blocks.push(line);
+            let end = folded.iter().position(|it| it.turn > older[rest - 1].turn);
+            if let Some(first) = first_prompt(turns, &folded[..end.unwrap_or(folded.len())]) {
+                blocks.push(first);
+            }
         }
         blocks.reverse();
         blocks.join("\n")
@@ -386,6 +409,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_first_prompt_and_whole_prompts_survive_a_fold() {
+        // The task is usually stated once, in the session's first prompt; a
+        // fold that drops it (or cuts every prompt to a teaser) hides what
+        // the agent was asked to do.
+        let (mut turns, items, calls, files) = session(60);
+        let task = format!(
+            "THE TASK: {}",
+            "refactor the parser; keep the API. ".repeat(20)
+        );
+        turns[0].user.as_mut().unwrap().content = json!(task);
+        let middle = format!("MID: {}", "use tabs, not spaces. ".repeat(30));
+        turns[50].user.as_mut().unwrap().content = json!(middle);
+        let cut = items.len() - 1;
+        let s = extractive_summary(&turns, &items, cut, &calls, &files, 4_000);
+        assert!(s.contains(&one_line(&task, FIRST_PROMPT_CHARS)), "{s}");
+        assert!(s.contains(&one_line(&middle, USER_CHARS)), "{s}");
+        assert!(middle.len() > 600 && one_line(&middle, USER_CHARS) == one_line(&middle, 10_000));
     }
 
     #[test]
