@@ -24,15 +24,21 @@ impl Shared {
         else {
             return;
         };
+        let mut docs = Vec::new();
         if !paths.is_empty() {
-            let found = indexer.discover_files(&paths).await;
-            let _ = self.with(|s| Ok(s.apply_discovery(found)));
+            if let Ok(found) = indexer.discover_files(&paths).await {
+                docs.extend(found.into_iter().map(|r| r.doc));
+            }
         }
         for t in ids {
             if let Ok(Some(doc)) = adopt::fetch(&*self.store, &t).await {
-                let _ = self.with(|s| s.adopt(doc).map(|_| ()));
+                docs.push(doc);
             }
         }
+        let _ = self.with(|s| {
+            s.apply_link_targets(docs);
+            Ok(())
+        });
     }
 }
 

@@ -19,7 +19,10 @@ use scm_core::store::embedded::EmbeddedStore;
 use scm_core::store::Store;
 
 fn note(i: usize, n: usize) -> String {
-    let mut s = format!("---\ntitle: Note {i}\ntags: [bench, n{}]\nstatus: draft\n---\n# Note {i}\n\n", i % 17);
+    let mut s = format!(
+        "---\ntitle: Note {i}\ntags: [bench, n{}]\nstatus: draft\n---\n# Note {i}\n\n",
+        i % 17
+    );
     for k in 0..10 {
         s.push_str(&format!(
             "Paragraph {k} of note {i} mentions [[note{}]] and #topic{} with some more words to make a line.\n",
@@ -56,19 +59,27 @@ fn main() {
         let store: Arc<dyn Store> = common::open_store(kind, dir.path(), "notes");
         let resolver = Arc::new(Resolver::new("bench-fs".into(), root.clone(), vec![], true));
         let indexer = Indexer::new(store.clone(), resolver, IndexerOptions::default());
-        println!("\n### {kind}: {n} notes of ~2 KB (10 links, 6 tags, frontmatter), {} MB\n", f2(bytes as f64 / 1e6));
+        println!(
+            "\n### {kind}: {n} notes of ~2 KB (10 links, 6 tags, frontmatter), {} MB\n",
+            f2(bytes as f64 / 1e6)
+        );
         println!("| files | files/s | MB/s |");
         println!("|---|---|---|");
         for ext in ["txt", "md"] {
             let t = Instant::now();
             for i in 0..n {
                 let p = ws.join(format!("note{i}.{ext}"));
-                rt.block_on(indexer.index_file(p.to_str().unwrap())).unwrap();
+                rt.block_on(indexer.index_file(p.to_str().unwrap()))
+                    .unwrap();
             }
             let s = t.elapsed().as_secs_f64();
             println!(
                 "| .{ext}{} | {} | {} |",
-                if ext == "md" { " (parsed as notes)" } else { " (not parsed)" },
+                if ext == "md" {
+                    " (parsed as notes)"
+                } else {
+                    " (not parsed)"
+                },
                 f1(n as f64 / s),
                 f2(bytes as f64 / 1e6 / s)
             );
@@ -93,7 +104,9 @@ fn main() {
         if kind == "embedded" {
             let mut file = Vec::new();
             let t = Instant::now();
-            let e = rt.block_on(portable::export(&*store, None, &mut file)).unwrap();
+            let e = rt
+                .block_on(portable::export(&*store, None, &mut file))
+                .unwrap();
             let s = t.elapsed().as_secs_f64();
             println!(
                 "export (whole store): {} versions, {} MB in {} s = {} MB/s",
@@ -102,17 +115,24 @@ fn main() {
                 f2(s),
                 f2(e.bytes as f64 / 1e6 / s)
             );
-            let mut targets: Vec<(&str, Arc<dyn Store>)> =
-                vec![("embedded", Arc::new(EmbeddedStore::open(dir.path().join("copy.sqlite")).unwrap()))];
+            let mut targets: Vec<(&str, Arc<dyn Store>)> = vec![(
+                "embedded",
+                Arc::new(EmbeddedStore::open(dir.path().join("copy.sqlite")).unwrap()),
+            )];
             if let Some(url) = common::xtdb_url() {
                 let mut o = scm_core::store::xtdb::XtdbOptions::new(url);
                 o.request_timeout = std::time::Duration::from_secs(300);
                 o.await_timeout = std::time::Duration::from_secs(300);
-                targets.push(("xtdb", Arc::new(scm_core::store::xtdb::XtdbStore::new(o).unwrap())));
+                targets.push((
+                    "xtdb",
+                    Arc::new(scm_core::store::xtdb::XtdbStore::new(o).unwrap()),
+                ));
             }
             for (name, target) in targets {
                 let t = Instant::now();
-                let r = rt.block_on(portable::import(&*target, &mut file.as_slice())).unwrap();
+                let r = rt
+                    .block_on(portable::import(&*target, &mut file.as_slice()))
+                    .unwrap();
                 let s = t.elapsed().as_secs_f64();
                 println!(
                     "import into {name}: {} versions in {} transactions, {} s = {} MB/s",

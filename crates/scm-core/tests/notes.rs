@@ -237,6 +237,13 @@ async fn cache_layout_activation_shows_link_lines() {
         assert!(line_at > body_at, "after the content");
         assert!(all.contains("chars=0 [unread]"), "{all}");
         assert_eq!(occurrences(&out, "B-BODY-MARKER"), 0);
+        // The cache layout lists nothing new for a note's links (no FILES
+        // entry, no alias): the lines are all the model sees of them.
+        assert!(!s.snapshot().metadata_pool.iter().any(|e| e.id == b));
+        assert!(
+            !all.contains("notes/b.md (") && !all.contains("f2 "),
+            "{all}"
+        );
         s.close().await.unwrap();
     }
 }

@@ -70,16 +70,43 @@ impl Session {
     /// from the store when they exist.
     pub async fn bring_link_targets(&mut self, id: &str) -> Result<()> {
         let (paths, ids) = self.link_targets_to_bring(id);
+        let mut docs = Vec::new();
         if !paths.is_empty() {
-            let found = self.indexer.clone().discover_files(&paths).await;
-            self.apply_discovery(found);
+            let found = self.indexer.clone().discover_files(&paths).await?;
+            docs.extend(found.into_iter().map(|r| r.doc));
         }
         for t in ids {
             if let Some(doc) = crate::memory::adopt::fetch(&*self.store, &t).await? {
-                self.adopt(doc)?;
+                docs.push(doc);
             }
         }
+        self.apply_link_targets(docs);
         Ok(())
+    }
+
+    /// Makes a note's link targets (their latest versions, stubs for files
+    /// never read) known to the session. Spec layout: they join the index
+    /// and the pool (§5.2, "inactive/visible"). Cache layout: they are only
+    /// cached for the link lines — no `f` alias, no `FILES` entry, so a note
+    /// does not change what the cache layout lists; activating one by id
+    /// adopts it then.
+    pub fn apply_link_targets(&mut self, docs: Vec<Document>) {
+        for doc in docs {
+            let Some(id) = doc
+                .get(crate::store::ID_KEY)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if self.options.layout == crate::context::assembly::Layout::Cache {
+                if !self.objects.contains_key(&id) {
+                    self.objects.insert(id, super::Cached { doc, tx: None });
+                }
+            } else if !self.session_index.contains(&id) {
+                let _ = self.adopt(doc);
+            }
+        }
     }
 
     /// Applies one expand step that needs no file read.
