@@ -100,9 +100,9 @@ impl Session {
                 continue;
             };
             if self.options.layout == crate::context::assembly::Layout::Cache {
-                if !self.objects.contains_key(&id) {
-                    self.objects.insert(id, super::Cached { doc, tx: None });
-                }
+                self.objects
+                    .entry(id)
+                    .or_insert(super::Cached { doc, tx: None });
             } else if !self.session_index.contains(&id) {
                 let _ = self.adopt(doc);
             }
