@@ -263,6 +263,8 @@ export interface CallSummary {
   folds: number;
   /** Object ids shown (system prompt and pool objects with a recorded version). */
   shown: string[];
+  /** The context commit the call followed (the session's tip as of the call's basis tx); null before the first. */
+  commit: string | null;
 }
 
 /** Open a store. XTDB reachability is checked: STORE_UNAVAILABLE / STORE_TIMEOUT within `timeoutMs`. */
@@ -465,6 +467,8 @@ export declare class Commits {
   /** The newest commit at or before `at` on the session's or the principal's timeline, or null. */
   resolve(request: { sessionId?: string; principal?: string; at: string | Date }): Promise<string | null>;
   updateMetadata(id: string, fields: { summary?: string | null }): Promise<void>;
+  /** The tip of a session's chain (what its next commit names as parent; after /tree, the commit moved to), or null. */
+  tip(sessionId: string): Promise<string | null>;
   /**
    * The conversation at commit `id`. stop: 'compaction' (default), 'root', or a ctx id (what came after it).
    * The same request later returns the stored snapshot (`cached: true`).
@@ -697,6 +701,13 @@ export declare class ContextManager {
   reconstructCall(n: number): Promise<HarnessMessage[]>;
   /** Commit the conversation since the last commit (a context commit); null when there is none and nothing new. */
   checkpoint(options?: CheckpointOptions): Promise<ContextCommit | null>;
+  /**
+   * The host moved to another branch of this session (pi's /tree; `messages`: the branch as the context hook would
+   * get it): commits what is new, then moves the session to the commit the branch maps to, so the model sees exactly
+   * that branch. `moved` false when the branch continues the session (or nothing maps); `commit` null when it moved
+   * to the root (a branch before the session's first commit).
+   */
+  rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<{ moved: boolean; commit: ContextCommit | null }>;
   /** The tip of this session's commit chain, or null. */
   readonly commitTip: string | null;
   /** Commit operations on this session's store. */
@@ -709,6 +720,8 @@ export declare class ContextManager {
   resolveId(target: string): string;
   /** Model calls `from..to` (default all), each rebuilt from the store. */
   callSummaries(from?: number, to?: number): Promise<CallSummary[]>;
+  /** The context commit model call `n` followed (the session's tip as of its basis tx); null before the first. */
+  callCommit(n: number): Promise<string | null>;
   /** Write everything queued in one transaction; null when nothing was queued. */
   flush(): Promise<TxReceipt | null>;
   /** Flush, stop watching, release the session. Idempotent; afterwards every call fails with SESSION_CLOSED. */

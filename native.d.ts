@@ -172,8 +172,13 @@ export declare class NativeSession {
   /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix. */
   resolveId(target: string): string
   /**
+   * The context commit model call `n` followed (the session's tip as of
+   * the call's basis transaction), or null before the first commit.
+   */
+  callCommit(n: number): Promise<string | null>
+  /**
    * Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-   * cached_tokens, transcript_messages, epochs, folds, shown}]`.
+   * cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
    */
   callSummaries(from: number, to: number): Promise<string>
   /**
@@ -181,6 +186,15 @@ export declare class NativeSession {
    * fail with SESSION_CLOSED.
    */
   close(): Promise<void>
+  /**
+   * The host moved to another branch of its session (`messagesJson`: the
+   * branch's messages as the context hook would get them). Commits what
+   * is new (`requestJson` as for `checkpoint`, trigger `turn_boundary` by
+   * default), then moves the session to the commit the branch maps to.
+   * → `{ moved, commit }` (JSON): `moved` false when the branch continues
+   * the session or nothing maps; `commit` null when it moved to the root.
+   */
+  rewind(messagesJson: string, requestJson: string): Promise<string>
   /**
    * `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
    * → the last commit made (JSON); when nothing was new (turn boundary,
@@ -282,6 +296,12 @@ export declare function commitMaterialize(store: JsStore, id: string, optionsJso
  * or null.
  */
 export declare function commitResolve(store: JsStore, requestJson: string): Promise<string | null>
+
+/**
+ * The tip of a session's chain (the commit its next commit names as
+ * parent; after a `/tree`, the commit the branch moved to), or null.
+ */
+export declare function commitSessionTip(store: JsStore, sessionId: string): Promise<string | null>
 
 /** The commit with its metadata, as JSON. */
 export declare function commitShow(store: JsStore, id: string): Promise<string>

@@ -846,6 +846,7 @@ module.exports.JsStore = nativeBinding.JsStore
 module.exports.commitHistory = nativeBinding.commitHistory
 module.exports.commitMaterialize = nativeBinding.commitMaterialize
 module.exports.commitResolve = nativeBinding.commitResolve
+module.exports.commitSessionTip = nativeBinding.commitSessionTip
 module.exports.commitShow = nativeBinding.commitShow
 module.exports.commitUpdateMetadata = nativeBinding.commitUpdateMetadata
 module.exports.contentHash = nativeBinding.contentHash

@@ -108,7 +108,7 @@ describeStores('command-line tool', (sk) => {
     expect(list.at(-1).transcriptTokens).toBeGreaterThan(list.at(-1).tokens);
     const text = await run('calls', sessionId);
     const rows = text.stdout.trim().split('\n');
-    expect(rows[0]).toMatch(/^CALL\s+MESSAGES\s+TOKENS\s+CACHED\s+NEW\s+PI MESSAGES\s+COLLAPSES$/);
+    expect(rows[0]).toMatch(/^CALL\s+MESSAGES\s+TOKENS\s+CACHED\s+NEW\s+PI MESSAGES\s+COLLAPSES\s+COMMIT$/);
     expect(rows).toHaveLength(outs.length + 1);
     expect(text.stdout).toMatch(/\d collapses?/);
     expect(text.stderr).toBe('', 'no progress bar when stderr is not a terminal');

@@ -118,6 +118,43 @@ describeStores('context commits', ({ options }) => {
     await b.close();
   });
 
+  test('rewind (a host branch switch) and which commit each model call followed', async () => {
+    const cm = await open();
+    const a = [...turn(0)];
+    await cm.transformContext(a); // call 0: before any commit
+    const c0 = await cm.checkpoint({ trigger: 'turn_boundary' });
+    a.push(...turn(1));
+    await cm.transformContext(a); // call 1
+    const c1 = await cm.checkpoint({ trigger: 'turn_boundary' });
+    // The branch continues the session: nothing moves.
+    expect(await cm.rewind(a)).toEqual({ moved: false, commit: null });
+    // Back to turn 0 (pi's /tree): the session moves to c0; the next call shows nothing of turn 1.
+    const moved = await cm.rewind(turn(0));
+    expect(moved).toMatchObject({ moved: true, commit: { id: c0.id } });
+    expect(cm.commitTip).toBe(c0.id);
+    const b = [...turn(0), ...turn(5)];
+    const seen = JSON.stringify(await cm.transformContext(b)); // call 2
+    expect(seen).toContain('question 5');
+    expect(seen).not.toContain('question 1');
+    const cb = await cm.checkpoint({ trigger: 'turn_boundary' });
+    expect(cb.parent).toBe(c0.id);
+    expect((await cm.rewind(a)).commit.id).toBe(c1.id);
+    await cm.transformContext([...a, ...turn(6)]); // call 3
+    // Accountability: each call names the commit it followed, on both branches.
+    const followed = [null, c0.id, c0.id, c1.id];
+    expect((await cm.callSummaries()).map((c) => c.commit)).toEqual(followed);
+    for (const [n, id] of followed.entries()) expect(await cm.callCommit(n)).toBe(id);
+    await expectCode(cm.callCommit(9), 'INVALID_ARGUMENT');
+    await expectCode(cm.rewind('nope'), 'INVALID_ARGUMENT');
+    // Back before the first commit: the root; the next commit is a new root.
+    expect(await cm.rewind([turn(0)[0]])).toEqual({ moved: true, commit: null });
+    expect(cm.commitTip).toBeNull();
+    const seenRoot = JSON.stringify(await cm.transformContext([turn(0)[0], ...turn(7).slice(1)]));
+    expect(seenRoot).not.toContain('answer 0');
+    expect((await cm.checkpoint({ trigger: 'turn_boundary' })).parent).toBeNull();
+    await cm.close();
+  });
+
   test('bad input has codes', async () => {
     const cm = await open();
     await expectCode(cm.commits.show('nope'), 'INVALID_ARGUMENT');

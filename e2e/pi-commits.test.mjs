@@ -85,7 +85,7 @@ for (const line of PI_LINES) {
 			assert.equal(b.chain[0].messageCount, 2, "only what the branch added");
 		});
 
-		it("/ctx checkpoint <summary> and /ctx log", opt, async () => {
+		it("/ctx checkpoint <summary>, /ctx log, /ctx call (the commit a model call followed)", opt, async () => {
 			const ws = workspace(BASE);
 			const rpc = await startScmRpc({ line, ...ws, script: ["ONE", "TWO"] });
 			let r;
@@ -94,6 +94,8 @@ for (const line of PI_LINES) {
 				assert.equal((await rpc.send({ type: "prompt", message: "/ctx checkpoint marked here" })).success, true);
 				await rpc.prompt("second");
 				assert.equal((await rpc.send({ type: "prompt", message: "/ctx log" })).success, true);
+				assert.equal((await rpc.send({ type: "prompt", message: "/ctx call" })).success, true);
+				assert.equal((await rpc.send({ type: "prompt", message: "/ctx call 0" })).success, true);
 			} finally {
 				r = await rpc.close();
 			}
@@ -110,6 +112,9 @@ for (const line of PI_LINES) {
 			const notes = r.records.filter((x) => x.type === "extension_ui_request" && x.method === "notify").map((x) => x.message);
 			const log = notes.find((m) => m.includes(chain[0].id));
 			assert.ok(log && log.includes("marked here") && log.includes(chain[2].id), JSON.stringify(notes));
+			// The second prompt's call came after the explicit commit; the first before any.
+			assert.ok(notes.some((m) => m.startsWith(`model call 1 followed ${chain[1].id}`) && m.includes("marked here")), JSON.stringify(notes));
+			assert.ok(notes.includes("model call 0 came before this session's first commit"), JSON.stringify(notes));
 		});
 	});
 }

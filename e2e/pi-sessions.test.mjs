@@ -264,6 +264,18 @@ for (const line of PI_LINES) {
 			assert.match(userVisibleResults(resumed)[0].text, /^activated f1: its content is shown as this result$/);
 		});
 
+		it("a file in view changed while pi was not running: the first call after the resume tells it as a CHANGED diff", opt, async () => {
+			const [a1, a2] = [doc("ALPHA-1"), doc("ALPHA-2")];
+			const ws = workspace(BASE, { "a.md": a1 });
+			const r = await scm({ line, ...ws, script: [step(call("read", { path: "a.md" })), "one"], prompt: "first" });
+			assert.equal(resultOf(r.captures.at(-1), "t1").text, a1, "the read is live");
+			writeFileSync(join(ws.cwd, "a.md"), a2);
+			const resumed = await scm({ line, ...again(ws), sessionId: r.sessionId, script: ["two"], prompt: "second" });
+			const text = allText(resumed.captures[0]);
+			assert.equal(count(text, "CHANGED f1 a.md since you saw it"), 1, text.slice(-1500));
+			assert.ok(text.includes("-ALPHA-1") && text.includes("+ALPHA-2"), text.slice(-1500));
+		});
+
 		it("/context lists the active objects, pool, pinned and totals; the status line shows a token gauge", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n" });
 			const rpc = await startScmRpc({ line, ...ws, script: [step(call("read", { path: "a.md" })), step(call("pin", { id: "a.md" })), "one"] });

@@ -2,18 +2,17 @@
 // scripted faux model, embedded store). Neither line's RPC has a tree command, but both give command
 // contexts ctx.navigateTree: the probe extension's `/probe-tree <entryId> [summarize]` calls it, sent
 // as an RPC `prompt`. Entry ids: RPC `get_tree` on 1.5; the session file on 0.73 (no get_tree there).
-// What is asserted is the design's cursor (docs/design.md §4): after the leaf moves, pi hands over a
-// replaced array; the engine ingests exactly the messages it has not consumed and keeps what it has
-// (memory-system-v0 §22.2: the engine is canonical). So the model keeps seeing the branch that was
-// left, its final answer included (stored at agent_end, before any navigation), the new prompt comes
-// after it once, and every tool output stays retrievable by id.
+// What is asserted is what a pi user means by /tree (issue 11 item 4, docs/design.md §7 "Branches"):
+// the session moves to the context commit the new branch position maps to, so the model sees exactly
+// the current branch (plus pi's branch summary when pi makes one), never the abandoned one; two
+// branches from one commit are independent; going back to the first branch shows it as it was.
 // Run: node --test --test-concurrency=1 e2e/pi-tree.test.mjs
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
 	PI_LINES, tempBase, workspace, again, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, call, step, messageText,
-	header, toolCalls, toolResults, resultOf, refOf, assertToolResultsPaired,
+	header, toolCalls, toolResults, resultOf, assertToolResultsPaired,
 } from "./fixtures/scm-pi.mjs";
 import { PROBE_EXTENSION } from "./harness.mjs";
 
@@ -34,9 +33,9 @@ function checked(r) {
 	return r;
 }
 
-/** `next` starts with exactly `prev`'s messages, followed by `tail` ([role, text]). */
-function assertContinues(prev, next, tail, what) {
-	const a = convo(prev);
+/** `next` starts with exactly `prev`'s messages (its last `drop` left out), followed by `tail` ([role, text]). */
+function assertContinues(prev, next, tail, what, drop = 0) {
+	const a = convo(prev).slice(0, convo(prev).length - drop);
 	const b = convo(next);
 	assert.deepEqual(b.slice(0, a.length), a, `${what}: the previous context is not a prefix`);
 	assert.deepEqual(b.slice(a.length).map((m) => [m.role, messageText(m)]), tail, `${what}: unexpected messages after the previous context`);
@@ -96,14 +95,14 @@ for (const LINE of PI_LINES) {
 
 	describe(`pi ${LINE}: /tree`, () => {
 
-		it("navigate back, prompt, activate, navigate forward, resume: the prompt reaches the model once, nothing consumed comes twice, ids keep working, same session", opt, async () => {
+		it("navigate back, prompt, navigate forward, resume: the model sees exactly the current branch, never the one left", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A });
 			const rpc = await startScmRpc({
 				line: LINE, ...ws, env: { ...EAGER, ...TREE }, extensions: [PROBE_EXTENSION],
 				script: [
 					step(call("read", { path: "a.md" })), "one", // first
 					step(call("bash", { command: ROWS })), "two", // second (the branch that is left)
-					step(call("activate", { id: "t1" })), step(call("activate", { id: "t2" })), "three", // third (new branch)
+					step(call("activate", { id: "t1" })), "three", // third (new branch from "one")
 					"four", // fourth (back on the first branch)
 				],
 			});
@@ -136,32 +135,28 @@ for (const LINE of PI_LINES) {
 				],
 			);
 			// Navigation itself calls no model (no summary asked for).
-			assert.equal(r.captures.length, 8, `model calls: ${r.captures.map((c) => c.step)}`);
-			const [, , , second2, third1, third2, third3, fourth1] = r.captures;
+			assert.equal(r.captures.length, 7, `model calls: ${r.captures.map((c) => c.step)}`);
+			const [, , second1, second2, third1, third2, fourth1] = r.captures;
 
-			// The first call on the new branch: the engine's previous context, the left branch's final
-			// answer (stored at agent_end: the engine is canonical, nothing is lost), the new prompt, once each.
-			assertContinues(second2, third1, [["assistant", "two"], ["user", "third"]], "after /tree");
-			for (const t of ["first", "second", "third"]) assert.equal(convo(third1).filter((m) => m.role === "user" && messageText(m) === t).length, 1, `prompt "${t}" not exactly once`);
-			assert.equal(count(allText(third1), "two"), 1, "the left branch's final answer is not shown once");
-			assert.equal(count(allText(third1), "ROW 001"), 1, "the left branch's bash output is not shown once");
-			// t1 (read of a.md) collapsed when the bash output arrived; t2 is the newest output.
-			assert.equal(refOf(resultOf(third1, "t1").text)?.id, "t1");
-			assert.equal(resultOf(third1, "t2").text, ROWS_OUT);
+			// The first call on the new branch: exactly what the model saw when "second" was asked, with
+			// "third" in its place. Nothing of the branch that was left: not its prompt, tool output or answer.
+			assertContinues(second1, third1, [["user", "third"]], "after /tree", 1);
+			for (const t of ["second", "two", "ROW 001", "seq -f"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
+			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
+			// Ids on the new branch continue from the commit: the activate call is t2 there (t2 was the
+			// left branch's bash), and t1 still names the read of a.md.
+			assert.deepEqual(toolCalls(third2).map((c) => [c.id, c.name]), [["t1", "read"], ["t2", "activate"]]);
+			// On this branch the read's output never collapsed (the bash that collapsed it is on the other branch).
+			assert.equal(resultOf(third2, "t1").text, A);
+			assert.equal(resultOf(third2, "t2").text, "[t1 is shown above]");
+			for (const t of ["second", "two", "ROW 001"]) assert.equal(count(allText(third2), t), 0, `"${t}" of the left branch reached the model`);
 
-			// Ids keep working across the switch, and numbering continues (no alias is reused on the new branch).
-			assert.deepEqual(toolCalls(third3).map((c) => [c.id, c.name]), [["t1", "read"], ["t2", "bash"], ["t3", "activate"], ["t4", "activate"]]);
-			assert.equal(resultOf(third2, "t3").text, `t1 read a.md\n${A}`, "activate t1 did not show the read's output");
-			assert.equal(resultOf(third3, "t4").text, `t2 bash ${ROWS}\n${JSON.stringify({ command: ROWS })}\n${ROWS_OUT}`, "activate t2 (output of the branch that was left) did not show it");
-			// Each output once: the epoch that t4 started collapsed t3.
-			assert.deepEqual(toolResults(third3).map((x) => [x.toolCallId, x.ref ? x.text : "live"]), [["t1", "[t1 · 6 lines]"], ["t2", "[t2 · 41 lines]"], ["t3", "[t3 · 7 lines]"], ["t4", "live"]]);
-			assert.equal(count(allText(third3), "ROW 001"), 1);
-
-			// Back on the first branch: the second branch's final answer ("three", stored when its run ended)
-			// and the new prompt follow what the engine already had; "two" (consumed before) does not come again.
-			assertContinues(third3, fourth1, [["assistant", "three"], ["user", "fourth"]], "after /tree back");
-			for (const t of ["first", "second", "third", "fourth"]) assert.equal(convo(fourth1).filter((m) => m.role === "user" && messageText(m) === t).length, 1, `prompt "${t}" not exactly once`);
-			for (const t of ["two", "three"]) assert.equal(convo(fourth1).filter((m) => m.role === "assistant" && messageText(m) === t).length, 1, `answer "${t}" not exactly once`);
+			// Back on the first branch: exactly its last context, its answer, the new prompt. Nothing of
+			// the second branch (its prompt, activate call or answer).
+			assertContinues(second2, fourth1, [["assistant", "two"], ["user", "fourth"]], "after /tree back");
+			for (const t of ["third", "three"]) assert.equal(count(allText(fourth1), t), 0, `"${t}" of the other branch reached the model`);
+			assert.equal(count(allText(fourth1), "ROW 001"), 1);
+			assert.equal(resultOf(fourth1, "t2").text, ROWS_OUT, "the first branch's bash output is not as it was");
 
 			// Resume after the switches: pi replays the current branch; the engine re-ingests nothing.
 			const resumed = checked(await runScm({ line: LINE, ...again(ws), env: EAGER, sessionId: r.sessionId, script: ["five"], prompt: "fifth" }));
@@ -172,7 +167,7 @@ for (const LINE of PI_LINES) {
 			assert.deepEqual(entries.filter((e) => e.type === "session").map((e) => e.id), [r.sessionId]);
 		});
 
-		it("spec layout: the same cursor; the pool and active set carry over, the chat gets the left answer and the new prompt once", opt, async () => {
+		it("spec layout: the chat, pool and active set are the commit's; nothing of the left branch", opt, async () => {
 			const ws = workspace(BASE, { "a.md": "ALPHA-TEXT\n" });
 			const rpc = await startScmRpc({
 				line: LINE, ...ws, env: { SCM_LAYOUT: "spec", ...TREE }, extensions: [PROBE_EXTENSION],
@@ -189,17 +184,41 @@ for (const LINE of PI_LINES) {
 			}
 			assert.deepEqual(problems(r), [], "an error or warning was shown");
 			assert.equal(r.captures.length, 5);
-			const [, , , second2, third1] = r.captures;
+			const [, , second1, , third1] = r.captures;
 			const isState = (m) => m.role === "user" && /^(METADATA_POOL|ACTIVE_CONTENT id=)/.test(messageText(m));
 			const chat = (c) => convo(c).filter((m) => !isState(m));
 			const state = (c) => convo(c).filter(isState).map(messageText);
-			assert.deepEqual(chat(third1).slice(0, chat(second2).length), chat(second2));
-			assert.deepEqual(chat(third1).slice(chat(second2).length).map((m) => [m.role, messageText(m)]), [["assistant", "two"], ["user", "third"]]);
-			assert.deepEqual(state(third1), state(second2), "the pool or active set changed across /tree");
+			assert.deepEqual(chat(third1).slice(0, -1), chat(second1).slice(0, -1));
+			assert.deepEqual(chat(third1).slice(-1).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
+			assert.deepEqual(state(third1), state(second1), "the pool or active set is not the commit's");
+			for (const t of ["second", "two", "ROW 001"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
 			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
 		});
 
-		it("/tree with a branch summary: the summary call goes around the package; the summary reaches the model once, after the kept branch", opt, async () => {
+		it("/tree onto the first prompt: the session goes back to its root; the model sees only the new prompt", opt, async () => {
+			const ws = workspace(BASE, { "a.md": A });
+			const rpc = await startScmRpc({
+				line: LINE, ...ws, env: TREE, extensions: [PROBE_EXTENSION],
+				script: [step(call("read", { path: "a.md" })), "one", "two", "three"],
+			});
+			let r;
+			try {
+				await rpc.prompt("first");
+				await rpc.prompt("second");
+				await navigate(rpc, entryOf((await treeEntries(rpc)).entries, "user", "first"));
+				await rpc.prompt("third");
+			} finally {
+				r = checked(await rpc.close());
+			}
+			assert.deepEqual(problems(r), [], "an error or warning was shown");
+			assert.equal(r.captures.length, 4);
+			const third = r.captures[3];
+			// The engine's own intro (cache layout) and the prompt; no message of the branch left.
+			assert.deepEqual(convo(third).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
+			for (const t of ["first", "second", "two", "ALPHA-TEXT", "a.md"]) assert.equal(count(convo(third).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+		});
+
+		it("/tree with a branch summary: the summary call goes around the package; the model sees the kept branch, pi's summary, the prompt", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A });
 			const rpc = await startScmRpc({
 				line: LINE, ...ws, env: TREE, extensions: [PROBE_EXTENSION],
@@ -217,7 +236,7 @@ for (const LINE of PI_LINES) {
 			}
 			assert.deepEqual(problems(r), [], "an error or warning was shown");
 			assert.equal(r.captures.length, 6);
-			const [, , , second2, summaryCall, third1] = r.captures;
+			const [, , second1, , summaryCall, third1] = r.captures;
 			// pi's summariser calls the model directly (no context hook): pi's own messages, no header, no tools.
 			assert.equal(summaryCall.step, 4);
 			assert.equal(header(summaryCall), null);
@@ -225,14 +244,14 @@ for (const LINE of PI_LINES) {
 			assert.match(messageText(convo(summaryCall)[0]), /^<conversation>\n\[Assistant tool calls\]: bash\(command="seq -f 'ROW %03g' 1 40"\)\n\n\[Assistant\]: two\n<\/conversation>/);
 			const ev = r.probe.find((x) => x.ev === "session_tree");
 			assert.equal(ev.summaryEntry?.type, "branch_summary");
-			// pi's context now has the summary (role branchSummary, a user message for the model) before the
-			// prompt; the left branch's final answer was stored before it.
-			const [, summary] = convo(third1).slice(convo(second2).length);
-			assertContinues(second2, third1, [["assistant", "two"], ["user", messageText(summary)], ["user", "third"]], "after /tree with summary");
+			// The kept branch as it was at "one", pi's summary (role branchSummary, a user message for the
+			// model), the prompt; of the left branch only what the summary says.
+			const summary = convo(third1).at(-2);
+			assertContinues(second1, third1, [["user", messageText(summary)], ["user", "third"]], "after /tree with summary", 1);
 			assert.match(messageText(summary), /^The following is a summary of a branch that this conversation came back from:\n\n<summary>\n[\s\S]*SUMMARY-TEXT of the branch[\s\S]*<\/summary>$/);
 			assert.equal(count(allText(third1), "SUMMARY-TEXT"), 1);
-			assert.equal(count(allText(third1), "third"), 1);
-			assert.equal(toolResults(third1).length, 2);
+			for (const t of ["second", "ROW 001"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
+			assert.equal(toolResults(third1).length, 1);
 		});
 	});
 }

@@ -38,6 +38,12 @@ class Commits {
     return (await wrapAsync(() => native.commitResolve(this[NATIVE], JSON.stringify(body)))) ?? null;
   }
 
+  /** The tip of session `sessionId`'s chain (what its next commit names as parent), or null. */
+  async tip(sessionId) {
+    if (typeof sessionId !== 'string' || sessionId === '') throw codedError('INVALID_ARGUMENT', 'commits.tip: a session id is required');
+    return (await wrapAsync(() => native.commitSessionTip(this[NATIVE], sessionId))) ?? null;
+  }
+
   /** Sets (or clears with null) the summary. The commit itself never changes. */
   async updateMetadata(id, { summary } = {}) {
     await wrapAsync(() => native.commitUpdateMetadata(this[NATIVE], id, summary ?? null));

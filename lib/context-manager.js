@@ -547,6 +547,31 @@ class ContextManager {
     return parse(await wrapAsync(() => this[NATIVE].checkpoint(JSON.stringify(body))));
   }
 
+  /**
+   * The host moved to another branch of this session (pi's /tree): `messages` is the branch as the context hook
+   * would get it. Commits what is new (a `turn_boundary` checkpoint), then moves the session to the commit the branch
+   * maps to, so the next transformContext shows exactly that branch (docs/design.md §7 "Branches"). Resolves to
+   * `{ moved, commit }`: moved false when the branch continues the session (or nothing maps); commit null when the
+   * session moved to its root (a branch before its first commit).
+   */
+  async rewind(messages, options = {}) {
+    if (!Array.isArray(messages)) throw codedError('INVALID_ARGUMENT', 'rewind: messages must be an array');
+    const p = this[PROVENANCE];
+    const body = {
+      trigger: options?.trigger ?? undefined,
+      template: options?.template ?? p.template,
+      principal: options?.principal ?? p.principal,
+    };
+    const r = parse(await wrapAsync(() => this[NATIVE].rewind(JSON.stringify(messages), JSON.stringify(body))));
+    if (r.moved) {
+      // The engine's cursor moved back: what this object remembers of consumed arrays no longer holds.
+      this[CONSUMED] = null;
+      this[FPS] = new WeakMap();
+      this[STARTED] += 1;
+    }
+    return r;
+  }
+
   /** The tip of this session's commit chain (a ctx id), or null. */
   get commitTip() {
     return this[NATIVE].commitTip ?? null;
@@ -588,7 +613,8 @@ class ContextManager {
 
   /**
    * Model calls `from..to` (default all), each rebuilt from the store: `[{ call, messages, tokens, cachedTokens,
-   * transcriptMessages, transcriptTokens, epochs, folds, shown }]`; transcriptTokens: what the harness alone would send (the
+   * transcriptMessages, transcriptTokens, epochs, folds, shown, commit }]` (commit: the one the call followed, see
+   * callCommit); transcriptTokens: what the harness alone would send (the
    * whole transcript, outputs in full), estimated the same way. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
    * those of the leading messages equal to the previous call's; epochs and folds: collapses run at that call.
    */
@@ -604,7 +630,17 @@ class ContextManager {
       epochs: c.epochs,
       folds: c.folds,
       shown: c.shown,
+      commit: c.commit ?? null,
     }));
+  }
+
+  /**
+   * The context commit model call `n` followed: the session's tip as of the call's basis transaction (what the
+   * session had committed when the call was made; after a /tree, the commit the branch moved to). Null before the
+   * session's first commit. INVALID_ARGUMENT for an unknown call.
+   */
+  async callCommit(n) {
+    return (await wrapAsync(() => this[NATIVE].callCommit(n))) ?? null;
   }
 
   /** Write everything queued (one transaction). Resolves to the receipt, or null if nothing was queued. */

@@ -302,18 +302,41 @@ export default function selfContextManager(pi) {
 	async function observeBranch(ctx) {
 		const cm = S.cm;
 		if (!cm || S.sessionId !== ctx.sessionManager.getSessionId()) return;
-		let messages;
-		try {
-			messages = llmMessages(ctx.sessionManager.buildSessionContext().messages).filter((m) => m.role !== "system");
-		} catch {
-			return;
-		}
-		const last = messages.at(-1);
-		if (last?.role === "assistant" && last.stopReason === "error") messages = messages.slice(0, -1);
+		const messages = branchMessages(ctx);
+		if (!messages) return;
 		try {
 			await cm.observeMessages(messages);
 		} catch (e) {
 			notifyOnce(ctx, `observe:${e.code ?? "?"}`, `the conversation was not stored (${describe(e)}); it is stored with the next model call`);
+		}
+	}
+
+	/** The current branch's messages as the `context` hook would get them (see observeBranch); null if pi fails. */
+	function branchMessages(ctx) {
+		let messages;
+		try {
+			messages = llmMessages(ctx.sessionManager.buildSessionContext().messages).filter((m) => m.role !== "system");
+		} catch {
+			return null;
+		}
+		const last = messages.at(-1);
+		if (last?.role === "assistant" && last.stopReason === "error") messages = messages.slice(0, -1);
+		return messages;
+	}
+
+	/**
+	 * /tree moved pi's leaf: the engine moves to the context commit the new branch maps to (the rule is the core's,
+	 * `rewind`), so the model sees exactly this branch (and pi's branch summary, which follows it), never the one left.
+	 */
+	async function rewindBranch(ctx) {
+		const cm = S.cm;
+		if (!cm || S.sessionId !== ctx.sessionManager.getSessionId()) return;
+		const messages = branchMessages(ctx);
+		if (!messages) return;
+		try {
+			await cm.rewind(messages);
+		} catch (e) {
+			notifyOnce(ctx, `rewind:${e.code ?? "?"}`, `the context did not follow /tree (${describe(e)}); the model still sees the branch that was left`);
 		}
 	}
 
@@ -344,6 +367,7 @@ export default function selfContextManager(pi) {
 	// Also where the branch is left or the session ends (messages added since, e.g. by a failed
 	// agent_end write or a user `!cmd`); a no-op when nothing is new.
 	for (const ev of ["session_before_tree", "session_before_fork", "session_before_switch"]) pi.on(ev, async (_e, ctx) => void (await observeBranch(ctx)));
+	pi.on("session_tree", async (_e, ctx) => void (await rewindBranch(ctx)));
 
 	pi.on("session_shutdown", async (_e, ctx) => {
 		await observeBranch(ctx);
@@ -701,7 +725,7 @@ export default function selfContextManager(pi) {
 
 	// Context commits: the chain of this session (see README "Context commits").
 	pi.registerCommand("ctx", {
-		description: "Context commits: /ctx log [n] · /ctx show <id> · /ctx checkpoint [summary] · /ctx fork <id>",
+		description: "Context commits: /ctx log [n] · /ctx show <id> · /ctx checkpoint [summary] · /ctx fork <id> · /ctx call [n]",
 		handler: async (args, ctx) => {
 			const cm = await manager(ctx);
 			if (!cm) {
@@ -752,8 +776,17 @@ export default function selfContextManager(pi) {
 				}
 				return `wrote ${file}: open it with /resume to continue from ${id}`;
 			}
+			case "call": {
+				// Accountability: the commit a model call followed (default: the last call).
+				const calls = cm.stats().modelCallCount;
+				if (calls === 0) return "no model call in this session yet";
+				const n = rest[0] === undefined ? calls - 1 : Number.parseInt(rest[0], 10);
+				if (!Number.isInteger(n) || n < 0) throw new Error("usage: /ctx call [n] (model calls are numbered from 0)");
+				const id = await cm.callCommit(n);
+				return id ? `model call ${n} followed ${line(await cm.commits.show(id))}` : `model call ${n} came before this session's first commit`;
+			}
 			default:
-				throw new Error(`unknown subcommand ${JSON.stringify(sub)} (log, show, checkpoint, fork)`);
+				throw new Error(`unknown subcommand ${JSON.stringify(sub)} (log, show, checkpoint, fork, call)`);
 		}
 	}
 

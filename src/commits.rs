@@ -110,3 +110,20 @@ pub fn commit_materialize<'env>(
     let store = store.inner.clone();
     env.spawn_future(async move { to_json(&commits::materialize(&*store, &id, &opts).await.js()?) })
 }
+
+/// The tip of a session's chain (the commit its next commit names as
+/// parent; after a `/tree`, the commit the branch moved to), or null.
+#[napi(ts_return_type = "Promise<string | null>")]
+pub fn commit_session_tip<'env>(
+    env: &'env Env,
+    store: &JsStore,
+    session_id: String,
+) -> napi::Result<PromiseRaw<'env, Option<String>>> {
+    let store = store.inner.clone();
+    env.spawn_future(async move {
+        Ok(commits::session_tip(&*store, &session_id)
+            .await
+            .js()?
+            .map(|(id, _)| id))
+    })
+}

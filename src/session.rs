@@ -960,8 +960,18 @@ impl JsSession {
         self.shared.with(|s| s.resolve_id(&target)).js()
     }
 
+    /// The context commit model call `n` followed (the session's tip as of
+    /// the call's basis transaction), or null before the first commit.
+    #[napi]
+    pub async fn call_commit(&self, n: u32) -> napi::Result<Option<String>> {
+        self.shared.settle().await;
+        self.shared.flush().await.js()?;
+        let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
+        plan.followed_commit(&*self.shared.store).await.js()
+    }
+
     /// Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-    /// cached_tokens, transcript_messages, epochs, folds, shown}]`.
+    /// cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
     #[napi]
     pub async fn call_summaries(&self, from: u32, to: u32) -> napi::Result<String> {
         self.shared.settle().await;
@@ -1053,8 +1063,82 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// A host branch switch (core `Session::rewind`, split so the session is
+    /// never held across an await): commit what is new, then, under the
+    /// write gate, find the commit the branch maps to, restore it and swap in
+    /// the session opened again. The host calls it between runs (pi's
+    /// `session_tree`), so nothing else uses the session meanwhile.
+    async fn rewind(
+        &self,
+        messages: Vec<Value>,
+        req: scm_core::session::CheckpointRequest,
+    ) -> scm_core::Result<Option<Option<scm_core::commits::Commit>>> {
+        use scm_core::session::rewind;
+        self.checkpoint(req).await?;
+        self.settle().await;
+        let _gate = self.gate.lock().await;
+        let (continues, (store, indexer, options), tip, consumed, calls) = self.with(|s| {
+            Ok((
+                s.continues(&messages),
+                s.reopen_parts(),
+                s.commit_tip().map(|(id, _)| id.to_string()),
+                s.cursor(),
+                s.model_call_records(),
+            ))
+        })?;
+        if continues {
+            return Ok(None);
+        }
+        let sid = options.session_id.clone();
+        let Some(target) = rewind::branch_commit(&*store, &sid, &messages).await? else {
+            return Ok(None);
+        };
+        if target.is_current(tip.as_deref(), consumed) {
+            return Ok(None);
+        }
+        rewind::restore(&*store, &sid, &target, calls).await?;
+        let fresh = Session::open(store, indexer, options).await?;
+        let old = self.lock().replace(fresh);
+        if let Some(mut old) = old {
+            old.retire();
+        }
+        Ok(Some(target.commit))
+    }
+}
+
 #[napi]
 impl JsSession {
+    /// The host moved to another branch of its session (`messagesJson`: the
+    /// branch's messages as the context hook would get them). Commits what
+    /// is new (`requestJson` as for `checkpoint`, trigger `turn_boundary` by
+    /// default), then moves the session to the commit the branch maps to.
+    /// → `{ moved, commit }` (JSON): `moved` false when the branch continues
+    /// the session or nothing maps; `commit` null when it moved to the root.
+    #[napi]
+    pub async fn rewind(
+        &self,
+        messages_json: String,
+        request_json: String,
+    ) -> napi::Result<String> {
+        use scm_core::commits::Trigger;
+        let messages: Vec<Value> = parse_json(&messages_json, "rewind messages")?;
+        let r: CheckpointJson = parse_json(&request_json, "rewind")?;
+        let trigger = Trigger::parse(r.trigger.as_deref().unwrap_or("turn_boundary")).js()?;
+        let template = r
+            .template
+            .unwrap_or_else(|| format!("scm/{}", env!("CARGO_PKG_VERSION")));
+        let mut req = scm_core::session::CheckpointRequest::new(trigger, template);
+        req.summary = r.summary;
+        req.principal = r.principal;
+        req.created_at = r.created_at;
+        let moved = self.shared.rewind(messages, req).await.js()?;
+        to_json(&serde_json::json!({
+            "moved": moved.is_some(),
+            "commit": moved.flatten(),
+        }))
+    }
+
     /// `{ trigger?, summary?, template?, principal?, createdAt?, compaction? }`
     /// → the last commit made (JSON); when nothing was new (turn boundary,
     /// session end) the current tip, or null when there is none.

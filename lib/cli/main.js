@@ -27,6 +27,10 @@ const OPTIONS = {
   json: false,
   full: false,
   help: false,
+  at: true,
+  depth: true,
+  stop: true,
+  format: true,
 };
 const SHORT = { o: 'output', h: 'help' };
 
@@ -83,7 +87,11 @@ function help(all) {
     '  --session <id>       the session a short id (t12, f3) belongs to',
     '  --json               machine-readable output',
     '  --full               full object ids instead of the ids the model sees',
-    '  -o, --output <file>  where to write (report)',
+    '  -o, --output <file>  where to write (report, ctx materialize)',
+    '  --at <time>          ctx resolve: RFC 3339 time (2026-11-24T14:05:00Z)',
+    '  --depth <n>          ctx log / ctx history: at most n commits',
+    '  --stop <s>           ctx materialize: compaction (default), root, or a ctx id',
+    '  --format <f>         ctx materialize: pi-messages (default) or pi-jsonl (a pi session file)',
     '',
     'Ids: the model sees tool calls as t1, t2, … and files as f1, f2, … per session; every object also has a full id',
     '(toolcall:<session>:<call>, a file\'s identity hash). Model calls are numbered from 0. Tokens are estimates:',

@@ -20,27 +20,15 @@
 // toolCall; the harness counts violations.
 
 import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const DEFAULT_MODULE = new URL("../../../index.js", import.meta.url); // repo root package
-const POLICY_KEYS = new Set([
-  "high",
-  "low",
-  "minCollapseChars",
-  "bashCollapseChars",
-  "fold",
-  "summaryChars",
-  "rewriteCallIds",
-  "dropThinking",
-  "dedupeReads",
-  "honourHostCompaction",
-  "deactivateEpoch",
-  "workingCalls",
-  "workingEditedCalls",
-  "workingUnits",
-]);
+// The policy keys are defined once, in the package's config (checked against
+// the addon's generated types by __test__/policy-keys.test.mjs).
+const POLICY_KEYS = new Set(Object.keys(createRequire(import.meta.url)("../../../lib/config.js").CACHE_POLICY_KEYS));
 
 function parseValue(v) {
   if (v === "true") return true;

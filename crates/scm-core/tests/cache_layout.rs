@@ -1339,6 +1339,45 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
     }
 }
 
+/// What the model last saw of each file survives a resume: a file in view
+/// that changed while no session ran gets its CHANGED notice (with the diff)
+/// at the first call after the resume, as it would have in the same process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_while_no_session_ran_is_noticed_after_resume() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts("notice-resume", roomy());
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 007", "OFFLINE line 007");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        s.close().await.unwrap();
+
+        ws.write("a.ts", &v2);
+        let mut s = ws.open(o).await;
+        t.user("and now?");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices: Vec<String> = texts(&out)
+            .into_iter()
+            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(
+            notices[0].contains("-SAME line 007") && notices[0].contains("+OFFLINE line 007"),
+            "{}",
+            notices[0]
+        );
+        let k = s.model_call_count();
+        assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
+        s.close().await.unwrap();
+    }
+}
+
 /// Finding 3: output never collapses in the call it arrives: an epoch run
 /// by a batch of large results keeps every one of them live until the
 /// model has seen them once.

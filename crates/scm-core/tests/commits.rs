@@ -64,4 +64,5 @@ cases!(
     materialize_is_cached,
     bad_input_has_codes,
     open_from_commit_branches,
+    rewind_follows_the_host_branch,
 );

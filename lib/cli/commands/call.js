@@ -11,6 +11,8 @@ module.exports = {
     const cm = await ctx.session(ctx.args[0]);
     const messages = await cm.reconstructCall(Number(n));
     if (ctx.opts.json) return ctx.json(messages);
+    const commit = await cm.callCommit(Number(n));
+    ctx.print(`call ${n} followed ${commit ? `context commit ${commit}` : 'no context commit (before the session\'s first)'}\n`);
     ctx.print(renderMessages(messages));
   },
 };

@@ -6,7 +6,7 @@ const CHUNK = 8;
 module.exports = {
   name: 'calls',
   args: '<session>',
-  summary: 'one line per model call: messages, tokens sent, cached estimate, collapses and folds',
+  summary: 'one line per model call: messages, tokens sent, cached estimate, collapses and folds, the commit it followed',
   async run(ctx) {
     const cm = await ctx.session(ctx.args[0]);
     const n = cm.stats().modelCallCount;
@@ -30,6 +30,7 @@ module.exports = {
           { key: 'fresh', title: 'NEW', align: 'right' },
           { key: 'transcriptMessages', title: 'PI MESSAGES', align: 'right' },
           { key: 'collapsed', title: 'COLLAPSES' },
+          { key: 'commit', title: 'COMMIT' },
         ],
         list.map((c) => ({
           ...c,

@@ -30,6 +30,7 @@ pub const CASES: &[&str] = &[
     "materialize_is_cached",
     "bad_input_has_codes",
     "open_from_commit_branches",
+    "rewind_follows_the_host_branch",
 ];
 
 fn unique(prefix: &str) -> String {
@@ -721,4 +722,144 @@ pub async fn open_from_commit_branches(store: Arc<dyn Store>) {
     .unwrap();
     assert_eq!(fresh.commit_tip(), None);
     assert_eq!(fresh.turn_count(), 0);
+}
+
+/// A host branch switch (pi's `/tree`, session/rewind.rs): the session
+/// moves to the commit the branch maps to; what the model then sees holds
+/// nothing of the branch left; two branches from one commit are
+/// independent; every call of every branch stays listed.
+pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
+    let sid = unique("commits-rewind");
+    let s = open(&store, &sid).await;
+    let mut s = s;
+    let mut a = Vec::new();
+    let ids = run_turns(&mut s, &mut a, 0..2).await;
+    let text = |v: &[Value]| serde_json::to_string(v).unwrap();
+
+    // The branch continues the session: nothing moves.
+    let (s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
+    assert_eq!(moved, None);
+
+    // Back to the end of turn 0, then a new turn: branch B.
+    let (mut s, moved) = s
+        .rewind(&turn(0), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved.flatten().map(|c| c.id), Some(ids[0].clone()));
+    assert_eq!(s.commit_tip().unwrap().0, ids[0]);
+    assert_eq!(s.cursor(), 4);
+    let mut b = turn(0);
+    b.extend(turn(5));
+    let seen = text(&s.transform_context(&b).await.unwrap());
+    assert!(seen.contains("question 5"));
+    for gone in ["question 1", "output 1", "answer 1"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} of the branch left reached the model: {seen}"
+        );
+    }
+    let cb = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cb.parent.as_deref(), Some(ids[0].as_str()));
+    let m = materialize(&*store, &cb.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), b);
+
+    // Back to branch A's tip: exactly A, then what follows; nothing of B.
+    let (mut s, moved) = s.rewind(&a, &req(Trigger::TurnBoundary)).await.unwrap();
+    assert_eq!(moved.flatten().map(|c| c.id), Some(ids[1].clone()));
+    let mut a2 = a.clone();
+    a2.extend(turn(6));
+    let seen = text(&s.transform_context(&a2).await.unwrap());
+    assert!(seen.contains("answer 1") && seen.contains("question 6"));
+    assert!(
+        !seen.contains("question 5"),
+        "branch B reached the model: {seen}"
+    );
+    let ca = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ca.parent.as_deref(), Some(ids[1].as_str()));
+    let m = materialize(&*store, &ca.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), a2);
+    // Branch B's chain is untouched.
+    let m = materialize(&*store, &cb.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), b);
+    // Every call of every branch is still recorded, and reconstructable.
+    assert_eq!(s.model_call_count(), 4);
+    let again = s.reconstruct_call(2).await.unwrap();
+    assert!(text(&again).contains("question 5"));
+    // Which commit each call followed (the tip as of its basis tx).
+    let mut followed = Vec::new();
+    for n in 0..4 {
+        let plan = s.reconstruct_plan(n).unwrap();
+        followed.push(plan.followed_commit(&*store).await.unwrap());
+    }
+    let id = |i: usize| Some(ids[i].clone());
+    assert_eq!(followed, vec![None, id(0), id(0), id(1)]);
+    s.close().await.unwrap();
+
+    // A resume opens the branch it moved to last.
+    let mut s = open(&store, &sid).await;
+    assert_eq!(s.commit_tip().unwrap().0, ca.id);
+    let seen = text(&s.transform_context(&a2).await.unwrap());
+    assert!(!seen.contains("question 5"));
+    assert_eq!(s.model_call_count(), 5);
+
+    // Before the first commit's position (back onto the first prompt): the
+    // root. Nothing of either branch; the next commit is a new root.
+    let (mut s, moved) = s
+        .rewind(&turn(0)[..1], &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, Some(None));
+    assert_eq!(s.commit_tip(), None);
+    assert_eq!(s.cursor(), 0);
+    let mut r = turn(0)[..1].to_vec();
+    r.extend(turn(7).into_iter().skip(1));
+    let seen = text(&s.transform_context(&r).await.unwrap());
+    for gone in ["answer 0", "question 5", "question 6", "answer 1"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} reached the model after going back to the root: {seen}"
+        );
+    }
+    let root = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(root.parent, None);
+    let m = materialize(&*store, &root.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), r);
+    assert_eq!(s.model_call_count(), 6);
+    s.close().await.unwrap();
+
+    // A session seeded from a commit has no root to go back to.
+    let child = unique("commits-rewind-child");
+    let s = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&child),
+        Some(&ids[0]),
+    )
+    .await
+    .unwrap();
+    let (_s, moved) = s
+        .rewind(&turn(9), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, None);
 }

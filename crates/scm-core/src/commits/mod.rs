@@ -339,6 +339,31 @@ pub(crate) async fn get_bare(store: &dyn Store, id: &str) -> Result<Commit> {
     from_doc(doc, None)
 }
 
+/// The commits among `ids` that exist, without their metadata (one
+/// round trip).
+pub(crate) async fn get_many_bare(store: &dyn Store, ids: &[String]) -> Result<Vec<Commit>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(256) {
+        for doc in store.get_many(chunk).await? {
+            if doc.get("type").and_then(Value::as_str) == Some(COMMIT_DOC_TYPE) {
+                out.push(from_doc(doc, None)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tip of `session_id`'s chain as of transaction `tx` (the commit a
+/// model call with that basis transaction followed); None before the
+/// session's first commit.
+pub async fn tip_as_of(store: &dyn Store, session_id: &str, tx: i64) -> Result<Option<String>> {
+    let id = timeline::head_id(&timeline::session_key(session_id));
+    match store.get_as_of(&id, crate::store::AsOf::TxId(tx)).await? {
+        Some(doc) => Ok(timeline::tip_of(doc)?.map(|(tip, _)| tip)),
+        None => Ok(None),
+    }
+}
+
 /// `id` and its ancestors, newest first, at most `depth` of them.
 pub async fn history(store: &dyn Store, id: &str, depth: Option<usize>) -> Result<Vec<Commit>> {
     let mut out = Vec::new();

@@ -147,6 +147,30 @@ pub fn set_tip_ops(key: &str, head: Option<Head>, tip: &str, to: u64) -> Vec<TxO
     ]
 }
 
+/// Clears the session's tip (a session moved back to before its first
+/// commit: its next commit is a new root).
+pub fn clear_tip_ops(key: &str, head: Option<Head>) -> Vec<TxOp> {
+    let Some(mut h) = head else {
+        return Vec::new();
+    };
+    let expected = h.raw.take();
+    h.tip = None;
+    h.tip_to = None;
+    let mut doc = match serde_json::to_value(&h) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    doc.insert(ID_KEY.into(), head_id(key).into());
+    doc.insert("type".into(), HEAD_TYPE.into());
+    vec![
+        TxOp::Match {
+            id: head_id(key),
+            expected,
+        },
+        TxOp::Put(doc),
+    ]
+}
+
 /// The tip a session timeline head names.
 pub fn tip_of(doc: Document) -> Result<Option<(String, u64)>> {
     let h: Head = serde_json::from_value(Value::Object(doc))
@@ -198,4 +222,30 @@ pub async fn resolve(store: &dyn Store, key: &str, at_ms: i64) -> Result<Option<
         return Ok(None);
     };
     Ok(last_at_or_before(&entries, at_ms).map(|e| e.1.clone()))
+}
+
+/// Every entry of a timeline, oldest first (the full pages, then the
+/// head's tail): one read per 64 entries.
+pub async fn entries(store: &dyn Store, key: &str) -> Result<Vec<Entry>> {
+    let Some(h) = read_head(store, key).await? else {
+        return Ok(Vec::new());
+    };
+    let pages = (h.len as usize - h.tail.len()) / PAGE;
+    let ids: Vec<String> = (0..pages).map(|k| page_id(key, k)).collect();
+    let mut by_page: Vec<Option<Vec<Entry>>> = vec![None; pages];
+    for doc in store.get_many(&ids).await? {
+        let k = doc.get("page").and_then(Value::as_u64).unwrap_or(u64::MAX) as usize;
+        if k < pages {
+            by_page[k] = serde_json::from_value(doc.get("entries").cloned().unwrap_or(Value::Null))
+                .map_err(|e| Error::StoreProtocol(format!("timeline {key}: page {k}: {e}")))?;
+        }
+    }
+    let mut out = Vec::with_capacity(h.len as usize);
+    for (k, p) in by_page.into_iter().enumerate() {
+        out.extend(
+            p.ok_or_else(|| Error::StoreProtocol(format!("timeline {key}: page {k} is missing")))?,
+        );
+    }
+    out.extend(h.tail);
+    Ok(out)
 }

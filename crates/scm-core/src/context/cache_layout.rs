@@ -14,7 +14,7 @@
 //! past call renders again exactly from the persisted state plus its
 //! epoch count (static references, reconstruction).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -118,6 +118,11 @@ pub struct CacheState {
     /// Calls to collapse at the next epoch (deactivated).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deactivated: Vec<u32>,
+    /// Per file object id, the `object_hash` of the version the model last
+    /// saw (change notices; persisted so a resume still notices a change
+    /// made while no session ran).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seen: BTreeMap<String, String>,
 }
 
 // -------------------------------------------------------------- items

@@ -267,6 +267,10 @@ impl Session {
             object_hash: c.str("object_hash").unwrap_or_default().to_string(),
             content: c.str("content").map(str::to_string),
         };
+        self.cache
+            .state
+            .seen
+            .insert(id.to_string(), seen.object_hash.clone());
         self.seen.insert(id.to_string(), seen);
         self.seen_changed.remove(id);
     }
@@ -308,6 +312,7 @@ impl Session {
                 .map_or(String::new(), |e| e.path.clone());
             let head = format!("{} {path}", file_alias(f));
             parts.push(crate::context::notices::notice(&head, seen, now.as_deref()));
+            self.cache.state.seen.insert(id.clone(), now_hash.clone());
             self.seen.insert(
                 id.clone(),
                 Seen {
@@ -844,6 +849,37 @@ impl Session {
             if let Some(doc) = version_by_hash(&*self.store, &key.0, &key.1, None).await? {
                 self.cache.frozen.insert(key, doc);
             }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds what the model last saw of each file (resume): the content
+    /// of each seen version, from the object cache when it is still the
+    /// latest, else from the object's history. Before reconciliation, so a
+    /// file changed while no session ran is noticed at the next call.
+    pub(super) async fn cache_restore_seen(&mut self) -> Result<()> {
+        let seen: Vec<(String, String)> = self
+            .cache
+            .state
+            .seen
+            .iter()
+            .map(|(id, h)| (id.clone(), h.clone()))
+            .collect();
+        for (id, hash) in seen {
+            let latest = self.objects.get(&id).filter(|c| c.object_hash() == hash);
+            let content = match latest {
+                Some(c) => c.str("content").map(str::to_string),
+                None => version_by_hash(&*self.store, &id, &hash, None)
+                    .await?
+                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
+            };
+            self.seen.insert(
+                id,
+                Seen {
+                    object_hash: hash,
+                    content,
+                },
+            );
         }
         Ok(())
     }

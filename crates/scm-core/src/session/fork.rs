@@ -227,7 +227,7 @@ async fn fork_point(
 }
 
 /// `doc` under another id: `fields` replaced, hashes recomputed.
-fn rehome(mut doc: Document, ty: ObjectType, fields: Vec<(&str, Value)>) -> Document {
+pub(super) fn rehome(mut doc: Document, ty: ObjectType, fields: Vec<(&str, Value)>) -> Document {
     for k in HASH_KEYS {
         doc.remove(k);
     }

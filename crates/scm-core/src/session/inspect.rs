@@ -59,6 +59,10 @@ pub struct CallSummary {
     pub transcript_tokens: u64,
     /// Objects shown (the system prompt and the pool objects with a recorded version).
     pub shown: Vec<String>,
+    /// The context commit the call followed (the session's tip as of its
+    /// basis transaction); None before the session's first commit.
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 /// One object of a session, as the model names it.
@@ -350,7 +354,9 @@ impl CallSummaryPlan {
             n => Some(base.for_call(n - 1).run(store).await?),
         };
         for (k, call) in (self.from..self.to).enumerate() {
-            let messages = base.for_call(call).run(store).await?;
+            let plan = base.for_call(call);
+            let commit = plan.followed_commit(store).await?;
+            let messages = plan.run(store).await?;
             let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
             let same = previous.as_ref().map_or(0, |p| {
                 p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
@@ -381,6 +387,7 @@ impl CallSummaryPlan {
                     })
                     .count(),
                 shown: self.shown[k].clone(),
+                commit,
             });
             previous = Some(messages);
         }

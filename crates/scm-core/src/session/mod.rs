@@ -60,6 +60,7 @@ mod persist;
 pub mod policy;
 mod reconstruct;
 mod resume;
+pub mod rewind;
 pub mod sets;
 
 pub use checkpoint::CheckpointRequest;

@@ -23,6 +23,7 @@ use crate::store::{AsOf, Document, Store};
 pub struct ReconstructPlan {
     pub call_index: usize,
     pub(super) records: Vec<ModelCallRecord>,
+    session_id: String,
     session_doc_id: String,
     chat_id: String,
     system_prompt_id: String,
@@ -78,6 +79,7 @@ impl Session {
         Ok(ReconstructPlan {
             call_index,
             records: self.calls[..=call_index].to_vec(),
+            session_id: self.options.session_id.clone(),
             session_doc_id: self.session_doc_id.clone(),
             chat_id: self.chat_id.clone(),
             system_prompt_id: self.system_prompt_id.clone(),
@@ -135,6 +137,19 @@ impl ReconstructPlan {
                     })
             })
             .collect()
+    }
+
+    /// The basis transaction of this plan's call.
+    pub async fn basis_tx(&self, store: &dyn Store) -> Result<i64> {
+        Ok(self.bases(store).await?[self.call_index])
+    }
+
+    /// The context commit this plan's call followed: the session's tip as
+    /// of the call's basis transaction (accountability, issue 11 item 5);
+    /// None before the session's first commit.
+    pub async fn followed_commit(&self, store: &dyn Store) -> Result<Option<String>> {
+        let tx = self.basis_tx(store).await?;
+        crate::commits::tip_as_of(store, &self.session_id, tx).await
     }
 
     pub async fn run(self, store: &dyn Store) -> Result<Vec<Value>> {

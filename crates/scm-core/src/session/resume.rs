@@ -194,6 +194,7 @@ impl Session {
             self.restore_chat(chat_doc)?;
             self.cache_restore(chat_doc);
             self.cache_restore_frozen().await?;
+            self.cache_restore_seen().await?;
         }
         if reconcile {
             self.reconcile().await?;
@@ -349,6 +350,11 @@ impl Session {
         for r in results {
             let tx = r.receipt.map(|x| x.tx_id);
             self.forget_file_line(&r.object_id);
+            // A file the model saw changed while no session ran: told at
+            // the next call (change notices).
+            if self.seen.contains_key(&r.object_id) {
+                self.seen_changed.insert(r.object_id.clone());
+            }
             self.objects.insert(r.object_id, Cached { doc: r.doc, tx });
         }
         Ok(())

@@ -1,0 +1,281 @@
+//! Moving a session to another of its commits: what a host's in-session
+//! branch switch means (pi's `/tree`: the session id stays, the host's leaf
+//! moves). The model must then see exactly the host's current branch, never
+//! the branch that was left, so the engine's state goes back to the commit
+//! the new branch position maps to and continues from there.
+//!
+//! - **Which commit.** The host hands over its current branch (the messages
+//!   its context hook would get). Candidates are the session's own commits
+//!   (its timeline: every branch it ever committed) that refer to a chat;
+//!   a candidate maps when the host branch holds the cursor the engine had
+//!   at that commit: the message the cursor ended at (fingerprint) is at
+//!   that position of the branch, exactly the check the cursor's fast path
+//!   makes on every call (fingerprints cover role, content, timestamp and
+//!   tool call id, so a message of one branch is not one of another). Of
+//!   those, the deepest position on the branch wins, then the newest commit.
+//!   None maps (a branch before the session's first commit, e.g. back onto
+//!   the first prompt): the **root**, the session's state as first written
+//!   (empty chat; the chain's tip cleared, so the next commit is a new
+//!   root), when that state consumed nothing (a session seeded by a fork
+//!   or `fromCommit` has no such root: nothing moves).
+//! - **How the state is restored.** The session's and chat's documents as
+//!   of the commit's transaction (sets, collapse window, turns, cursor,
+//!   aliases, cache-layout state) become their current versions again, the
+//!   chat keeping its model call records (every call of every branch stays
+//!   listed and reconstructable; records only grow) and the session
+//!   timeline names the commit as tip, in one transaction guarded by the
+//!   chat head read. The session is then opened again (files reconciled
+//!   with disk, as on resume); the host's messages after the commit's
+//!   position are new to it and ingested by the next call.
+//! - Before moving, what the session holds beyond its tip is committed
+//!   (the branch that is left keeps its commit, its own chain).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{paged, Session, SessionOptions};
+use crate::commits::{self, timeline, Artifact, Commit};
+use crate::context::ingest::fingerprint;
+use crate::error::{Error, Result};
+use crate::fs::indexer::Indexer;
+use crate::model::{chat_object_id, session_object_id, ObjectType};
+use crate::store::{AsOf, Document, Store, TxOp};
+
+/// Candidates checked (deepest first) against their chat as of their
+/// transaction before giving up: each costs two reads.
+const MAX_CANDIDATES: usize = 16;
+
+/// The commit a branch maps to (None: the root), and the state to restore.
+#[derive(Debug)]
+pub struct RewindTarget {
+    pub commit: Option<Commit>,
+    /// Chat items up to the commit (the tip's position).
+    pub to: u64,
+    /// Host messages the commit covers (the cursor at the commit).
+    pub consumed: usize,
+    chat_doc: Document,
+    session_doc: Document,
+}
+
+/// Which of `session_id`'s commits the host branch `messages` maps to (see
+/// the module docs); None when none does.
+pub async fn branch_commit(
+    store: &dyn Store,
+    session_id: &str,
+    messages: &[Value],
+) -> Result<Option<RewindTarget>> {
+    let entries = timeline::entries(store, &timeline::session_key(session_id)).await?;
+    if entries.is_empty() || messages.is_empty() {
+        return root(store, session_id).await;
+    }
+    let fps: Vec<String> = messages.iter().map(fingerprint).collect();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for (i, fp) in fps.iter().enumerate() {
+        at.entry(fp.as_str()).or_insert(i);
+    }
+    let mut order: HashMap<String, usize> = HashMap::new();
+    for (k, (_, id)) in entries.iter().enumerate() {
+        order.insert(id.clone(), k);
+    }
+    let ids: Vec<String> = order.keys().cloned().collect();
+    let mut cands: Vec<(usize, usize, Commit)> = Vec::new();
+    for c in commits::get_many_bare(store, &ids).await? {
+        let Artifact::ChatRange {
+            last_fp: Some(fp), ..
+        } = &c.artifact
+        else {
+            continue;
+        };
+        if c.session_id != session_id {
+            continue;
+        }
+        if let Some(&i) = at.get(fp.as_str()) {
+            let k = order.get(&c.id).copied().unwrap_or(0);
+            cands.push((i + 1, k, c));
+        }
+    }
+    cands.sort_by_key(|c| std::cmp::Reverse((c.0, c.1)));
+    for (_, _, c) in cands.into_iter().take(MAX_CANDIDATES) {
+        let Artifact::ChatRange { chat, tx, to, .. } = &c.artifact else {
+            continue;
+        };
+        let as_of = AsOf::TxId(*tx);
+        let Some(chat_doc) = paged::get_as_of(store, chat, as_of).await? else {
+            continue;
+        };
+        let cursor = chat_doc.get("cursor");
+        let consumed = cursor
+            .and_then(|c| c.get("consumed"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize;
+        let last = cursor
+            .and_then(|c| c.get("last_fp"))
+            .and_then(Value::as_str);
+        let holds = consumed > 0
+            && consumed <= fps.len()
+            && last == Some(fps[consumed - 1].as_str())
+            && commits::materialize::flatten(&chat_doc).len() as u64 == *to;
+        if !holds {
+            continue;
+        }
+        let Some(session_doc) =
+            paged::get_as_of(store, &session_object_id(session_id), as_of).await?
+        else {
+            continue;
+        };
+        let to = *to;
+        return Ok(Some(RewindTarget {
+            commit: Some(commits::show(store, &c.id).await?),
+            to,
+            consumed,
+            chat_doc,
+            session_doc,
+        }));
+    }
+    root(store, session_id).await
+}
+
+/// The session's state as first written, if it consumed nothing.
+async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget>> {
+    let chat_id = chat_object_id(session_id);
+    let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
+        return Ok(None);
+    };
+    let as_of = AsOf::TxId(first.tx_id);
+    let (Some(chat_doc), Some(session_doc)) = (
+        paged::get_as_of(store, &chat_id, as_of).await?,
+        paged::get_as_of(store, &session_object_id(session_id), as_of).await?,
+    ) else {
+        return Ok(None);
+    };
+    let consumed = chat_doc
+        .get("cursor")
+        .and_then(|c| c.get("consumed"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(RewindTarget {
+        commit: None,
+        to: 0,
+        consumed: 0,
+        chat_doc,
+        session_doc,
+    }))
+}
+
+/// Makes `target`'s state the session's current one (see the module docs);
+/// `calls`: the session's model call records as it holds them
+/// ([`Session::model_call_records`]: the store's copy can lack the basis
+/// transaction of the last ones). Store only: open the session again
+/// afterwards.
+pub async fn restore(
+    store: &dyn Store,
+    session_id: &str,
+    target: &RewindTarget,
+    calls: Value,
+) -> Result<()> {
+    let chat_id = chat_object_id(session_id);
+    let head = store.get(&chat_id).await?;
+    let chat = super::fork::rehome(
+        target.chat_doc.clone(),
+        ObjectType::Chat,
+        vec![("model_calls", calls)],
+    );
+    let mut session = super::fork::rehome(target.session_doc.clone(), ObjectType::Session, vec![]);
+    // Descriptive (unhashed): where this version came from.
+    session.remove("forked_from");
+    session.insert(
+        "rewound_to".into(),
+        serde_json::json!({"commit": target.commit.as_ref().map(|c| c.id.clone()), "messages": target.consumed}),
+    );
+    let key = timeline::session_key(session_id);
+    let tl = timeline::read_head(store, &key).await?;
+    let mut ops = vec![
+        TxOp::Match {
+            id: chat_id.clone(),
+            expected: head,
+        },
+        TxOp::Put(session),
+        TxOp::Put(chat),
+    ];
+    ops.extend(match &target.commit {
+        Some(c) => timeline::set_tip_ops(&key, tl, &c.id, target.to),
+        None => timeline::clear_tip_ops(&key, tl),
+    });
+    if !store.submit(ops).await?.committed {
+        return Err(Error::CasConflict { id: chat_id });
+    }
+    Ok(())
+}
+
+impl Session {
+    /// The model call records as this session holds them (for [`restore`]).
+    pub fn model_call_records(&self) -> Value {
+        serde_json::to_value(&self.calls).unwrap_or(Value::Array(Vec::new()))
+    }
+
+    /// Whether the host's `messages` continue what the session consumed (a
+    /// call would take only what is new: no branch switch).
+    pub fn continues(&self, messages: &[Value]) -> bool {
+        !self.cursor.select(messages).replaced
+    }
+
+    /// What [`Session::open`] needs to open this session again after a
+    /// [`restore`] (the system prompt is the stored one).
+    pub fn reopen_parts(&self) -> (Arc<dyn Store>, Arc<Indexer>, SessionOptions) {
+        let mut o = self.options.clone();
+        o.system_prompt = None;
+        (self.store.clone(), self.indexer.clone(), o)
+    }
+
+    /// Stops this instance without writing (another instance of the session
+    /// replaces it).
+    pub fn retire(&mut self) {
+        self.read_only = true;
+        if let Some(w) = self.watch.take() {
+            w.watcher.close();
+        }
+        self.closed = true;
+    }
+
+    /// The whole move for a host branch switch: commit what is new
+    /// (`req`, normally a turn boundary), find the commit `messages` map to
+    /// (or the root), restore it, open again. Returns the session to use
+    /// from now on and whether it moved and to which commit (`Some(None)`:
+    /// to the root; None: the branch continues the session, or nothing maps;
+    /// the session is then unchanged).
+    pub async fn rewind(
+        mut self,
+        messages: &[Value],
+        req: &super::CheckpointRequest,
+    ) -> Result<(Session, Option<Option<Commit>>)> {
+        self.checkpoint(req).await?;
+        if self.continues(messages) {
+            return Ok((self, None));
+        }
+        let (store, indexer, options) = self.reopen_parts();
+        let sid = options.session_id.clone();
+        let Some(target) = branch_commit(&*store, &sid, messages).await? else {
+            return Ok((self, None));
+        };
+        if target.is_current(self.commit_tip().map(|(id, _)| id), self.cursor.consumed) {
+            return Ok((self, None));
+        }
+        restore(&*store, &sid, &target, self.model_call_records()).await?;
+        self.retire();
+        let s = Session::open(store, indexer, options).await?;
+        Ok((s, Some(target.commit)))
+    }
+}
+
+impl RewindTarget {
+    /// Whether a session at tip `tip` with `consumed` host messages is
+    /// already there.
+    pub fn is_current(&self, tip: Option<&str>, consumed: usize) -> bool {
+        tip == self.commit.as_ref().map(|c| c.id.as_str()) && consumed == self.consumed
+    }
+}
