@@ -203,6 +203,23 @@ export declare class Store {
   listSessions(): Promise<SessionSummary[]>;
   /** Full-text search over every session's objects, as `ContextManager.search` but without opening a session. */
   search(query: string, options?: SearchOptions): Promise<SearchResult>;
+  /**
+   * Write the whole store, or these sessions, to `path` as scm-export JSON Lines (every stored version in
+   * transaction order, documents as stored: ids and hashes preserved).
+   */
+  exportTo(path: string, sessions?: string[]): Promise<PortableStats>;
+  /** Import an scm-export file (one transaction per source transaction; versions already held are skipped). */
+  importFrom(path: string): Promise<PortableStats>;
+}
+
+/** What `exportTo` / `importFrom` did. */
+export interface PortableStats {
+  objects: number;
+  versions: number;
+  transactions: number;
+  /** Versions an import skipped because the store already held them. */
+  skipped: number;
+  bytes: number;
 }
 
 /** One session of a store (`Store.listSessions`); times are RFC 3339 transaction times. */
@@ -668,6 +685,10 @@ export declare class ContextManager {
   getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
   /** Full-text search over every session's objects (latest versions of files and toolcalls), best first; metadata hits only. */
   search(query: string, options?: SearchOptions): Promise<SearchResult>;
+  /** Activate what an object (a note) links to: all links or a selection. INVALID_ARGUMENT for a bad selection. */
+  expand(target: string, select?: ExpandSelect): Promise<ExpandResult>;
+  /** Who links to an object (latest versions of notes). */
+  backlinks(target: string): Promise<BacklinksResult>;
   /** Every version of an object (id, prefix, call id, path; any object in the store), oldest first. UNKNOWN_OBJECT if none. */
   versions(target: string): Promise<VersionList>;
   /** One version, shown to the caller only (never added to the context). UNKNOWN_OBJECT for a missing version. */
@@ -843,6 +864,62 @@ export interface SearchHit {
   snippet: string;
   /** Higher is better; comparable within one result only. */
   score: number;
+}
+
+/**
+ * A note (any `.md`/`.markdown` file) is stored with its structure: `frontmatter` (YAML subset), `tags`, `links`
+ * and `link_ids` (the distinct target ids). See docs/design.md §9 "Notes".
+ */
+export interface NoteLink {
+  /** Target object id (a file's id is computed from its path, so it exists before the file does). */
+  target: string;
+  /** Canonical path of a file target; null for an `[[<object id>]]` link. */
+  path: string | null;
+  /** The target as written. */
+  text: string;
+  kind: 'wikilink' | 'embed' | 'markdown';
+  alias?: string;
+  heading?: string;
+  /** `content` or `frontmatter.<key>`. */
+  field: string;
+  /** 1-based line in the file. */
+  line: number;
+}
+
+export interface ExpandSelect {
+  /** Target types; `note` = a Markdown file. */
+  types?: Array<'file' | 'toolcall' | 'note'>;
+  /** `*`/`?` pattern matched against the end of the target's path (`*.md`, `notes/*`). */
+  path?: string;
+  /** 1-based positions in the object's link list (the order of its link lines). */
+  positions?: number[];
+}
+
+export interface ExpandItem {
+  id: string;
+  path: string | null;
+  outcome: 'activated' | 'already active' | 'not found' | 'failed';
+  message: string;
+}
+
+export interface ExpandResult {
+  id: string;
+  items: ExpandItem[];
+  text: string;
+}
+
+export interface Backlink {
+  id: string;
+  type: string;
+  path: string | null;
+  /** Where the links to the target sit in it. */
+  at: Array<{ field: string; line: number }>;
+}
+
+export interface BacklinksResult {
+  id: string;
+  backlinks: Backlink[];
+  text: string;
 }
 
 export interface SearchResult {

@@ -224,6 +224,17 @@ export declare class NativeSession {
    */
   search(query: string, optionsJson?: string | undefined | null): Promise<string>
   /**
+   * Activates what an object links to: all links, or those `selectJson`
+   * (`{types?, path?, positions?}`) keeps. JSON `{id, items: [{id,
+   * path, outcome, message}], text}`.
+   */
+  expand(target: string, selectJson?: string | undefined | null): Promise<string>
+  /**
+   * Who links to the object: JSON `{id, backlinks: [{id, type, path,
+   * at: [{field, line}]}], text}`.
+   */
+  backlinks(target: string): Promise<string>
+  /**
    * activate / deactivate / pin / unpin, also for an object of the store
    * this session has not seen (it joins the session index and pool
    * first). The session write is queued (see `flush`).
@@ -267,6 +278,14 @@ export declare class NativeStore {
    * since?, limit?}`), without opening a session.
    */
   search(query: string, optionsJson?: string | undefined | null): Promise<string>
+  /**
+   * Write the whole store, or the sessions given, to `path` as scm-export
+   * JSON Lines (`scm_core::memory::portable`). JSON `{objects, versions,
+   * transactions, skipped, bytes}`.
+   */
+  exportTo(path: string, sessions?: Array<string> | undefined | null): Promise<string>
+  /** Import an scm-export file into this store. JSON as `exportTo`. */
+  importFrom(path: string): Promise<string>
   /** Transactions this handle has submitted. */
   submittedTxCount(): number
 }

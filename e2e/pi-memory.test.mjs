@@ -1,7 +1,7 @@
 // Memory across sessions through real pi (issue 12), both pi lines, scripted faux model, embedded store,
 // spec layout: session 1 writes a note and ends; session 2 (a new pi session on the same store) finds it
-// with search and activates it by the id the search returned, and sees its content.
-// Not covered yet (not built): the note's links as metadata lines and expand.
+// with search and activates it by the id the search returned, and sees its content, then the linked files'
+// metadata lines (not their content), and expands one of them.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
@@ -14,10 +14,10 @@ const SPEC = { SCM_LAYOUT: "spec" };
 
 for (const line of PI_LINES) {
 	describe(`pi ${line}: memory across sessions`, { skip: missingTools(line) ?? false }, () => {
-		it("session 2 finds session 1's note with search and activates it by id", async () => {
-			const ws = workspace(BASE, { "src/a.ts": "export const a = 1;\n" });
+		it("session 2 finds session 1's note with search, activates it by id, sees its links as metadata lines and expands one", async () => {
+			const ws = workspace(BASE, { "src/a.ts": "export const a = 1; // A-BODY-MARKER\n", "src/b.ts": "export const b = 2; // B-BODY-MARKER\n" });
 			const word = `zq${Date.now().toString(36)}`;
-			const note = `# Plan\nThe ${word} migration touches [[src/a.ts]].\nNOTE-BODY-MARKER\n`;
+			const note = `# Plan\nThe ${word} migration touches [[../src/a.ts]] and [b](../src/b.ts).\nNOTE-BODY-MARKER\n`;
 			const r1 = await runScm({
 				line, ...ws, env: SPEC,
 				script: [step(call("write", { path: "notes/plan.md", content: note })), "written"],
@@ -25,21 +25,36 @@ for (const line of PI_LINES) {
 			});
 			assert.equal(r1.exitCode, 0, failInfo(r1));
 
-			const noteId = new addon.Resolver({ workspaceRoot: ws.cwd }).resolve("notes/plan.md").objectId;
+			const resolver = new addon.Resolver({ workspaceRoot: ws.cwd });
+			const noteId = resolver.resolve("notes/plan.md").objectId;
+			const [aId, bId] = ["src/a.ts", "src/b.ts"].map((p) => resolver.resolve(p).objectId);
 			const r2 = await runScm({
 				line, ...again(ws), env: SPEC,
-				script: [step(call("search", { query: word })), step(call("activate", { id: noteId })), "done"],
+				script: [
+					step(call("search", { query: word })),
+					step(call("activate", { id: noteId })),
+					step(call("expand", { id: noteId, positions: [2] })),
+					"done",
+				],
 				prompt: "what was the plan?",
 			});
 			assert.equal(r2.exitCode, 0, failInfo(r2));
 			assert.ok(r2.captures[0].tools.includes("search"), `tools: ${r2.captures[0].tools}`);
 			assert.ok(!allText(r2.captures[0]).includes("NOTE-BODY-MARKER"), "a new session starts without the note");
-			const after = r2.captures.at(-1);
+			const activated = r2.captures.at(-2);
 			// Spec layout: results are refs in the chat; the search output is an active toolcall's content.
-			assert.deepEqual(toolResults(after).map((x) => x.text.match(/tool=(\w+) status=(\w+)/)?.slice(1)), [["search", "ok"], ["activate", "ok"]]);
-			const texts = allText(after);
+			assert.deepEqual(toolResults(activated).map((x) => x.text.match(/tool=(\w+) status=(\w+)/)?.slice(1)), [["search", "ok"], ["activate", "ok"]]);
+			const texts = allText(activated);
 			assert.match(texts, new RegExp(`1 objects match "${word}"[^\\n]*\\n- id=${noteId} file path=\\S*notes/plan\\.md`));
-			assert.ok(allText(after).includes("NOTE-BODY-MARKER"), "the activated note's content is in context");
+			assert.ok(texts.includes("NOTE-BODY-MARKER"), "the activated note's content is in context");
+			// Its links: one metadata line per linked file, content not loaded.
+			assert.match(texts, new RegExp(`- link id=${aId} file path=\\S*src/a\\.ts type=ts chars=0 \\[unread\\]`));
+			assert.match(texts, new RegExp(`- link id=${bId} file path=\\S*src/b\\.ts type=ts chars=0 \\[unread\\]`));
+			assert.ok(!texts.includes("A-BODY-MARKER") && !texts.includes("B-BODY-MARKER"), "links are metadata only");
+			// expand the second link: b.ts is read and active, a.ts is not.
+			const after = allText(r2.captures.at(-1));
+			assert.ok(after.includes("B-BODY-MARKER"), "the expanded file's content is in context");
+			assert.ok(!after.includes("A-BODY-MARKER"), "only the selected link");
 		});
 	});
 }

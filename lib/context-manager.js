@@ -480,6 +480,23 @@ class ContextManager {
     );
   }
   /**
+   * Activate what an object (a note) links to: all its links, or those `select` keeps (`{ types?: ('file' |
+   * 'toolcall' | 'note')[], path?: '*.md', positions?: number[] }`, positions 1-based in its link lines' order).
+   * `{ id, items: [{ id, path, outcome, message }], text }`; outcome is `activated`, `already active`, `not found`
+   * or `failed`.
+   */
+  async expand(target, select) {
+    const json = await wrapAsync(() =>
+      this[NATIVE].expand(String(target), select == null ? undefined : JSON.stringify(select)),
+    );
+    await this.flush();
+    return JSON.parse(json);
+  }
+  /** Who links to an object (latest versions): `{ id, backlinks: [{ id, type, path, at: [{ field, line }] }], text }`. */
+  async backlinks(target) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].backlinks(String(target))));
+  }
+  /**
    * Every version of an object (id, unique id prefix, harness call id or path; any object in the store), oldest first:
    * `{ id, versions: [{ version, txId, txTime, contentHash, metadataHash, objectHash, size, state }], text }`.
    * Reading versions never changes the session's sets.

@@ -67,6 +67,24 @@ class Store {
     return { objects: c.objects, versions: c.versions, bytes: c.bytes ?? null };
   }
 
+  /**
+   * Write the whole store (or the given sessions: their session, chat and system prompt objects with their pages,
+   * their toolcalls and every object of their session index) to `path` as scm-export JSON Lines: every stored
+   * version in transaction order, documents as stored. Resolves to `{ objects, versions, transactions, skipped,
+   * bytes }`.
+   */
+  async exportTo(path, sessions) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].exportTo(String(path), sessions ?? undefined)));
+  }
+
+  /**
+   * Import an scm-export file: one transaction per source transaction, in order; versions this store already holds
+   * are skipped (`skipped`), so importing twice writes nothing the second time.
+   */
+  async importFrom(path) {
+    return JSON.parse(await wrapAsync(() => this[NATIVE].importFrom(String(path))));
+  }
+
   /** Every session in the store, oldest first: `[{ sessionId, started, lastActivity, calls, objects }]`. */
   async listSessions() {
     return JSON.parse(await wrapAsync(() => this[NATIVE].listSessions())).map((s) => ({

@@ -31,13 +31,15 @@ const SYSTEM_SECTION = {
 - FILES messages list files as they become known: "f3 src/app.ts (1200 chars)", or "[unread]" for a file only seen in ls/find/grep/bash output.
 - A CHANGED message shows, as a diff, a file you have in view that changed outside your own edits (on disk, by another agent). The files you are working on stay visible; activate(f3) always shows a file's current text.
 - activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.
-- search(query) finds files, notes and tool outputs of every earlier session (activate(id) loads a hit); versions/show_version/diff show older versions of a file on request.`,
+- search(query) finds files, notes and tool outputs of every earlier session (activate(id) loads a hit); versions/show_version/diff show older versions of a file on request.
+- Notes are Markdown files: [[name]] and [text](path) links, #tags and frontmatter are understood. A note you activate lists what it links to as "- link id=…" lines (metadata only); expand(id) loads them, backlinks(id) lists notes linking to an object.`,
 	spec: `Context management (self-context-manager):
 - Files you read and tool outputs are objects. The METADATA_POOL message lists every object of this session with its id, one line each; a file marked [unread] was only discovered (by ls/find/grep/bash) and has not been read.
 - The active set is shown as ACTIVE_CONTENT blocks at the end of the context: the current content of each active object, once. Tool results in the chat are only references (toolcall_ref id=…); the content is in the ACTIVE_CONTENT blocks while the object is active.
 - read(path) loads a file into the active set. activate(id) brings back any object from the pool (an [unread] file is read first); deactivate(id) collapses it to its pool line; pin(id) keeps it active until unpin(id). Ids are as shown in the pool (a unique prefix works) or a file path.
 - Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.
-- search(query) finds files, notes and tool outputs of every earlier session; activate(id) loads a hit. versions/show_version/diff show older versions on request.`,
+- search(query) finds files, notes and tool outputs of every earlier session; activate(id) loads a hit. versions/show_version/diff show older versions on request.
+- Notes are Markdown files: [[name]] and [text](path) links, #tags and frontmatter are understood. An active note lists what it links to as "- link id=…" lines (metadata only); expand(id) loads them, backlinks(id) lists notes linking to an object.`,
 };
 
 // ---------------------------------------------------------------------------
@@ -628,6 +630,28 @@ export default function selfContextManager(pi) {
 				limit: Type.Optional(Type.Number({ description: "Most hits (default 10)" })),
 			}),
 			run: (cm, p) => cm.search(p.query, { types: p.types, limit: p.limit }),
+		},
+		{
+			name: "expand",
+			label: "Expand",
+			description:
+				"Load what a note (or any object with links) links to: all of its links, or a selection. Use after seeing its \"- link id=…\" lines when you need those files' content; one call instead of an activate per link.",
+			snippet: "Load the files a note links to",
+			parameters: Type.Object({
+				id: Type.String({ description: idDescription }),
+				types: Type.Optional(Type.Array(Type.String(), { description: "Only these target types: file, toolcall, note" })),
+				path: Type.Optional(Type.String({ description: "Only targets whose path matches, e.g. *.md or notes/*" })),
+				positions: Type.Optional(Type.Array(Type.Number(), { description: "Only these links, 1-based in the order of the link lines" })),
+			}),
+			run: (cm, p) => cm.expand(agentPath(p.id), { types: p.types, path: p.path, positions: p.positions }),
+		},
+		{
+			name: "backlinks",
+			label: "Backlinks",
+			description: "List the notes that link to an object (any session), with where the links sit. Use to find what refers to a file or note before changing it.",
+			snippet: "Find the notes that link to a file or note",
+			parameters: Type.Object({ id: Type.String({ description: idDescription }) }),
+			run: (cm, p) => cm.backlinks(agentPath(p.id)),
 		},
 		{
 			name: "versions",

@@ -3,14 +3,44 @@
 //! `scm_core::memory`.
 
 use napi_derive::napi;
+use scm_core::memory::links::{self, ExpandStep, Select};
 use scm_core::memory::{self, adopt, versions::object_id_for, SearchOptions, VersionRef};
-use scm_core::session::{OpResult, Session};
+use scm_core::session::links::{item, not_found};
+use scm_core::session::{FileOp, OpResult, Session};
 use serde::Serialize;
 use serde_json::json;
 
 use crate::errors::{invalid_arg, parse_json, to_js, to_json, IntoJsResult};
 use crate::session::JsOpResult;
-use crate::session::JsSession;
+use crate::session::{JsSession, Shared};
+
+impl Shared {
+    /// A note's link targets join the pool as metadata (core
+    /// `Session::bring_link_targets`, split so the lock is not held across
+    /// the store/indexer awaits). Best effort: a failure is logged.
+    pub(crate) async fn bring_link_targets(&self, id: &str) {
+        let Ok((indexer, (paths, ids))) =
+            self.with(|s| Ok((s.indexer(), s.link_targets_to_bring(id))))
+        else {
+            return;
+        };
+        let mut docs = Vec::new();
+        if !paths.is_empty() {
+            if let Ok(found) = indexer.discover_files(&paths).await {
+                docs.extend(found.into_iter().map(|r| r.doc));
+            }
+        }
+        for t in ids {
+            if let Ok(Some(doc)) = adopt::fetch(&*self.store, &t).await {
+                docs.push(doc);
+            }
+        }
+        let _ = self.with(|s| {
+            s.apply_link_targets(docs);
+            Ok(())
+        });
+    }
+}
 
 /// A core result as JSON, plus the text the agent sees.
 // Reached only through the napi-generated callbacks, which dead-code analysis
@@ -102,6 +132,54 @@ impl JsSession {
         search_json(&*self.shared.store, &query, options_json.as_deref()).await
     }
 
+    /// Activates what an object links to: all links, or those `selectJson`
+    /// (`{types?, path?, positions?}`) keeps. JSON `{id, items: [{id,
+    /// path, outcome, message}], text}`.
+    #[napi]
+    pub async fn expand(
+        &self,
+        target: String,
+        select_json: Option<String>,
+    ) -> napi::Result<String> {
+        let select: Select = match select_json.as_deref() {
+            None | Some("null") => Select::default(),
+            Some(j) => parse_json(j, "expand select")?,
+        };
+        self.shared.settle().await;
+        let id = self.shared.with(|s| Ok(object_id_for(s, &target))).js()?;
+        let doc = links::source_doc(&*self.shared.store, &id).await.js()?;
+        let steps = links::plan_expand(&*self.shared.store, &doc, &select)
+            .await
+            .js()?;
+        let mut items = Vec::with_capacity(steps.len());
+        for step in steps {
+            items.push(match step {
+                ExpandStep::Activate { id, doc } => {
+                    self.shared.with(|s| Ok(s.expand_stored(&id, doc))).js()?
+                }
+                ExpandStep::Read { id, path } => {
+                    let r = self.shared.file_op(FileOp::Read, path.clone()).await.js()?;
+                    item(&id, Some(path), &r)
+                }
+                ExpandStep::NotFound { id, path } => not_found(&id, path),
+            });
+        }
+        self.shared.flush_tolerant().await.js()?;
+        let text = links::render_expand(&id, &items);
+        to_json(&json!({"id": id, "items": items, "text": text}))
+    }
+
+    /// Who links to the object: JSON `{id, backlinks: [{id, type, path,
+    /// at: [{field, line}]}], text}`.
+    #[napi]
+    pub async fn backlinks(&self, target: String) -> napi::Result<String> {
+        self.shared.settle().await;
+        let id = self.shared.with(|s| Ok(object_id_for(s, &target))).js()?;
+        let list = links::backlinks(&*self.shared.store, &id).await.js()?;
+        let text = links::render_backlinks(&id, &list);
+        to_json(&json!({"id": id, "backlinks": list, "text": text}))
+    }
+
     /// activate / deactivate / pin / unpin, also for an object of the store
     /// this session has not seen (it joins the session index and pool
     /// first). The session write is queued (see `flush`).
@@ -120,18 +198,27 @@ impl JsSession {
         }
         let first = self.shared.with(|s| Ok(run(s, &target))).js()?;
         let Some(id) = adopt::store_candidate(&target, &first) else {
+            if op == "activate" {
+                if let (true, Some(id)) = (first.ok, first.id.as_deref()) {
+                    self.shared.bring_link_targets(id).await;
+                }
+            }
             return Ok(first.into());
         };
         self.shared.settle().await;
         let Some(doc) = adopt::fetch(&*self.shared.store, &id).await.js()? else {
             return Ok(first.into());
         };
-        self.shared
+        let r = self
+            .shared
             .with(|s| match s.adopt(doc) {
                 Ok(id) => Ok(run(s, &id)),
                 Err(e) => Ok(OpResult::failure(&e, Some(id.clone()))),
             })
-            .js()
-            .map(Into::into)
+            .js()?;
+        if op == "activate" && r.ok {
+            self.shared.bring_link_targets(&id).await;
+        }
+        Ok(r.into())
     }
 }

@@ -338,7 +338,7 @@ impl Shared {
 
     /// `flush`, except that a transient store error leaves the write queued
     /// (retried by the next flush) and is only reported by `writeError`.
-    async fn flush_tolerant(&self) -> scm_core::Result<()> {
+    pub(crate) async fn flush_tolerant(&self) -> scm_core::Result<()> {
         match self.flush().await {
             Err(e) if !e.is_transient() => Err(e),
             _ => Ok(()),
@@ -378,7 +378,7 @@ impl Shared {
         let _ = rx.wait_for(|n| *n == 0).await;
     }
 
-    async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
+    pub(crate) async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
         // Versions of this file queued during an outage land before the new
         // one (see `Session::has_queued_version_at`).
         if self.with(|s| Ok(s.has_queued_version_at(&path)))? {
@@ -387,6 +387,9 @@ impl Shared {
         let indexer = self.with(|s| Ok(s.indexer()))?;
         let result = indexer.index_file(&path).await;
         let out = self.with(|s| Ok(s.apply_file_op_or_read(op, &path, result)))?;
+        if let (true, Some(id)) = (out.ok, out.id.as_deref()) {
+            self.bring_link_targets(id).await;
+        }
         self.flush_tolerant().await?;
         Ok(out)
     }

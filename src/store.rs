@@ -251,6 +251,35 @@ impl JsStore {
         crate::memory::search_json(&*self.inner, &query, options_json.as_deref()).await
     }
 
+    /// Write the whole store, or the sessions given, to `path` as scm-export
+    /// JSON Lines (`scm_core::memory::portable`). JSON `{objects, versions,
+    /// transactions, skipped, bytes}`.
+    #[napi]
+    pub async fn export_to(
+        &self,
+        path: String,
+        sessions: Option<Vec<String>>,
+    ) -> napi::Result<String> {
+        let stats = scm_core::memory::portable::export_file(
+            &*self.inner,
+            sessions.as_deref(),
+            std::path::Path::new(&path),
+        )
+        .await
+        .js()?;
+        to_json(&stats)
+    }
+
+    /// Import an scm-export file into this store. JSON as `exportTo`.
+    #[napi]
+    pub async fn import_from(&self, path: String) -> napi::Result<String> {
+        let stats =
+            scm_core::memory::portable::import_file(&*self.inner, std::path::Path::new(&path))
+                .await
+                .js()?;
+        to_json(&stats)
+    }
+
     /// Transactions this handle has submitted.
     #[napi(catch_unwind)]
     pub fn submitted_tx_count(&self) -> i64 {

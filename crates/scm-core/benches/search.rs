@@ -100,13 +100,21 @@ fn main() {
         let rounds = if kind == "xtdb" { 20 } else { 200 };
         println!("| query | n | hits (mean) | p50 ms | p99 ms | max ms |");
         println!("|---|---|---|---|---|---|");
-        for (label, terms) in [("one word (~300 matches)", 1), ("two words (~1 match)", 2)] {
+        for (label, terms) in [
+            ("one word (~300 matches)", 1),
+            ("two words (~1 match)", 2),
+            ("a prefix, w1234* (~1–11 words)", 0),
+        ] {
             let mut samples = Vec::new();
             let mut hits = 0usize;
             for _ in 0..rounds {
-                let q: Vec<String> = (0..terms)
-                    .map(|_| word(&run, next() % VOCAB as u64))
-                    .collect();
+                let q: Vec<String> = if terms == 0 {
+                    vec![format!("{}*", word(&run, 1000 + next() % 999))]
+                } else {
+                    (0..terms)
+                        .map(|_| word(&run, next() % VOCAB as u64))
+                        .collect()
+                };
                 let t = Instant::now();
                 let h = rt
                     .block_on(memory::search(

@@ -388,7 +388,10 @@ pub fn activation_text(
             Some(d) => shown_body(d, display),
             None => "[this version is no longer available]".to_string(),
         };
-        parts.push(format!("{}\n{body}", s.head));
+        match &s.links {
+            Some(links) => parts.push(format!("{}\n{body}\n\n{links}", s.head)),
+            None => parts.push(format!("{}\n{body}", s.head)),
+        }
     }
     parts.join("\n\n")
 }

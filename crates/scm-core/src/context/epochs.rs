@@ -100,6 +100,10 @@ pub struct Shown {
     /// True when the object was already live: a one-line note was shown.
     #[serde(rename = "n", default, skip_serializing_if = "is_false")]
     pub note: bool,
+    /// A note's link metadata lines as they were at activation (shown after
+    /// its content, memory-system-v0 §5.2; see `memory::links`).
+    #[serde(rename = "k", default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -4,10 +4,16 @@
 //! - [`versions`]: older versions on request (list, show, diff).
 //! - [`diff`]: the line diff those use.
 //! - [`adopt`]: activating an object of another session by id.
+//! - [`notes`]: a Markdown file's frontmatter, tags and links.
+//! - [`links`]: link lines, backlinks, expand.
+//! - [`portable`]: export/import as JSON Lines.
 //! - [`search`]: full-text search over every session's objects.
 
 pub mod adopt;
 pub mod diff;
+pub mod links;
+pub mod notes;
+pub mod portable;
 pub mod search;
 pub mod versions;
 

@@ -14,11 +14,13 @@
 //!   ([`fts`]), ranked by `bm25` with the label (path, tool, arguments)
 //!   weighted [`LABEL_WEIGHT`]× the content.
 //! - **XTDB**: XTDB's Lucene module is not served by the reachable registry,
-//!   so the query scans on the node: one Datalog query whose predicates
-//!   (`clojure.string/includes?` on lower-cased content and labels) select
-//!   the objects that hold every term, pulling only those; they are ranked
-//!   here with BM25's term-frequency saturation and length normalisation
-//!   (no idf: the node gives no collection statistics) ([`xtdb_search`]).
+//!   so the store keeps a term index in the documents themselves: each
+//!   searchable document it writes carries its distinct words
+//!   ([`TERMS_KEY`], stripped on every read), which XTDB indexes; one
+//!   Datalog query selects the objects holding every term through that
+//!   index and pulls only those; they are ranked here with BM25's
+//!   term-frequency saturation and length normalisation (no idf: the node
+//!   gives no collection statistics) ([`xtdb_query_edn`], [`rank`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -472,9 +474,72 @@ CREATE TABLE IF NOT EXISTS search_state (k TEXT PRIMARY KEY, v INTEGER NOT NULL)
 
 // ------------------------------------------------------------ XTDB
 
+/// The field an XTDB store adds to each searchable document it writes: the
+/// distinct words of its label and content, lower-cased (as [`parse_terms`]
+/// splits a query). XTDB indexes every element of a top-level vector, so
+/// `[e :scm_terms "word"]` is an index lookup. The store strips the field on
+/// every read: documents round-trip unchanged (hashes, export, `match`).
+pub const TERMS_KEY: &str = "scm_terms";
+
+/// The words of `doc` to index, sorted and distinct; None for a type that
+/// is not searchable.
+pub fn terms_of(doc: &Document) -> Option<Vec<String>> {
+    let row = row_of(doc)?;
+    let mut words: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for text in [&row.label, &row.body] {
+        for w in text.split(|c: char| !c.is_alphanumeric()) {
+            if !w.is_empty() {
+                words.insert(w.to_lowercase());
+            }
+        }
+    }
+    Some(words.into_iter().collect())
+}
+
 /// The Datalog query that selects (on the node) the objects holding every
-/// term in their content or label, pulling the fields ranking needs.
+/// term, through the term index ([`TERMS_KEY`]): an exact term is one index
+/// lookup, a prefix term a range over the index's sorted values. Pulls the
+/// fields ranking needs.
 pub fn xtdb_query_edn(q: &SearchQuery) -> String {
+    let types: Vec<&str> = if q.types.is_empty() {
+        SEARCHABLE_TYPES.to_vec()
+    } else {
+        q.types.iter().map(String::as_str).collect()
+    };
+    let mut edn = String::from(
+        "{:query {:find [(pull e [:xt/id :type :content :source :tool :args_display :args :chat_ref])] :where [",
+    );
+    // Exact terms first: they bind `e` from the index.
+    let mut terms: Vec<&Term> = q.terms.iter().collect();
+    terms.sort_by_key(|t| t.prefix);
+    for (i, term) in terms.iter().enumerate() {
+        let mut lit = String::new();
+        push_edn_string(&mut lit, &term.text);
+        if term.prefix {
+            let mut hi = String::new();
+            push_edn_string(&mut hi, &format!("{}\u{10FFFF}", term.text));
+            edn.push_str(&format!(
+                "[e :{TERMS_KEY} p{i}] [(>= p{i} {lit})] [(< p{i} {hi})] "
+            ));
+        } else {
+            edn.push_str(&format!("[e :{TERMS_KEY} {lit}] "));
+        }
+    }
+    edn.push_str("[e :type t] [(contains? #{");
+    for (i, t) in types.iter().enumerate() {
+        if i > 0 {
+            edn.push(' ');
+        }
+        push_edn_string(&mut edn, t);
+    }
+    edn.push_str("} t)]]}}");
+    edn
+}
+
+/// The former query: a scan of every content string on the node (kept for
+/// the benchmark's before/after and for documents written before the term
+/// index, which it does not find).
+pub fn xtdb_scan_query_edn(q: &SearchQuery) -> String {
     let types: Vec<&str> = if q.types.is_empty() {
         SEARCHABLE_TYPES.to_vec()
     } else {

@@ -340,6 +340,11 @@ pub fn file_document(source: &FilesystemSource, payload: FilePayload) -> Documen
         "char_count".into(),
         json!(char_count_of(content.as_deref())),
     );
+    if let Some(text) = content.as_deref() {
+        if crate::memory::notes::is_note_type(&file_type_of(&source.path)) {
+            crate::memory::notes::parse(source, text).write_into(&mut doc);
+        }
+    }
     doc.insert("content".into(), content.map_or(Value::Null, Value::String));
     doc.insert(
         "file_hash".into(),

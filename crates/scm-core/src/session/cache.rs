@@ -27,7 +27,7 @@ use crate::model::ObjectType;
 use crate::store::{AsOf, Document, Store};
 
 /// Tools whose result shows the objects named by their `id`/`ids` argument.
-const SHOWING_TOOLS: [&str; 2] = ["activate", "pin"];
+const SHOWING_TOOLS: [&str; 3] = ["activate", "pin", "expand"];
 
 /// The session's object cache as a [`DocLookup`].
 struct Objects<'a>(&'a HashMap<String, Cached>);
@@ -200,7 +200,13 @@ impl Session {
         let is_error = s("status") == "fail";
         let args = doc.get("args").cloned().unwrap_or(Value::Null);
         let (shows, points_to) = if SHOWING_TOOLS.contains(&tool) && !is_error {
-            self.shows_for(&args)
+            let targets = if tool == "expand" {
+                // expand names the note; what it activated is in its result.
+                crate::memory::links::expanded_ids(content)
+            } else {
+                target_ids(&args)
+            };
+            self.shows_for(targets)
         } else {
             (Vec::new(), None)
         };
@@ -324,10 +330,10 @@ impl Session {
 
     /// What an activate/pin call shows: each target's current version,
     /// frozen, or a note when its content is already live in view.
-    fn shows_for(&mut self, args: &Value) -> (Vec<Shown>, Option<u32>) {
+    fn shows_for(&mut self, targets: Vec<String>) -> (Vec<Shown>, Option<u32>) {
         let mut out = Vec::new();
         let mut points_to = None;
-        for target in target_ids(args) {
+        for target in targets {
             let Ok(id) = self.resolve_target(&target) else {
                 continue;
             };
@@ -347,6 +353,7 @@ impl Session {
                     object_hash: String::new(),
                     head: format!("[{alias} is shown above]"),
                     note: true,
+                    links: None,
                 });
                 continue;
             }
@@ -374,12 +381,18 @@ impl Session {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            let links = crate::memory::links::link_lines(
+                &doc,
+                &|t| self.cached_doc(t),
+                &self.display_path_fn(),
+            );
             self.cache.frozen.insert((id.clone(), hash.clone()), doc);
             out.push(Shown {
                 id,
                 object_hash: hash,
                 head: head.trim_end().to_string(),
                 note: false,
+                links,
             });
         }
         (out, points_to)

@@ -51,6 +51,7 @@ pub mod discovery;
 mod fork;
 mod ingest;
 pub mod inspect;
+pub mod links;
 mod ops;
 mod outage;
 mod output;
@@ -906,20 +907,17 @@ impl Session {
             let Some(c) = self.objects.get(id) else {
                 continue;
             };
-            let hash = c.object_hash();
-            if self.active_json.get(id).is_some_and(|(h, _)| h == hash) {
+            let hash = self.render_key(&c.doc);
+            if self.active_json.get(id).is_some_and(|(h, _)| *h == hash) {
                 continue;
             }
-            let body = assembly::active_body(&c.doc, &self.display_path_fn());
-            let block = assembly::escaped_active_block(id, &body);
-            self.active_json
-                .insert(id.clone(), (hash.to_string(), block));
+            let block = assembly::escaped_active_block(id, &self.active_text(&c.doc));
+            self.active_json.insert(id.clone(), (hash, block));
         }
         if self.active_json.len() > self.active_set.len() * 2 + 16 {
             let active = &self.active_set;
             self.active_json.retain(|id, _| active.contains(id));
         }
-        let display = self.display_path_fn();
         let blocks: Vec<ActiveBlock<'_>> = self
             .active_set
             .iter()
@@ -935,7 +933,7 @@ impl Session {
             .map(|mut b| {
                 if b.escaped.is_none() {
                     if let Some(c) = self.objects.get(b.id) {
-                        b.body = assembly::active_body(&c.doc, &display);
+                        b.body = self.active_text(&c.doc);
                     }
                 }
                 b

@@ -427,6 +427,13 @@ impl Session {
         let indexer = self.indexer.clone();
         let result = indexer.index_file(path).await;
         let out = self.apply_file_op_or_read(op, path, result);
+        if let (true, Some(id)) = (out.ok, out.id.as_deref()) {
+            // A note's link targets join the pool as metadata (§5.2); a
+            // failure here does not fail the read.
+            if let Err(e) = self.bring_link_targets(id).await {
+                tracing::warn!("link targets of {id}: {e}");
+            }
+        }
         self.flush_tolerant().await?;
         Ok(out)
     }

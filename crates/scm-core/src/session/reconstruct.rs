@@ -293,14 +293,27 @@ impl ReconstructPlan {
             .map(|d| assembly::escape(&assembly::pool_line(d, &display)))
             .collect();
         let mut blocks = Vec::with_capacity(record.active.len());
+        // A note's link lines, from the pool as shown (its targets are pool
+        // objects), as the live session rendered them (`session::links`).
+        let by_id: std::collections::HashMap<&str, &Document> = pool_ids
+            .iter()
+            .map(String::as_str)
+            .zip(pool_docs.iter())
+            .collect();
         for &pos in &record.active {
             let d = pool_docs.get(pos).ok_or_else(|| {
                 Error::Internal(format!("active position {pos} outside the shown pool"))
             })?;
+            let mut body = assembly::active_body(d, &display);
+            if let Some(lines) =
+                crate::memory::links::link_lines(d, &|t| by_id.get(t).copied(), &display)
+            {
+                body = std::borrow::Cow::Owned(format!("{body}\n\n{lines}"));
+            }
             blocks.push(ActiveBlock {
                 id: &pool_ids[pos],
                 content_hash: d.get("content_hash").and_then(Value::as_str),
-                body: assembly::active_body(d, &display),
+                body,
                 escaped: None,
             });
         }

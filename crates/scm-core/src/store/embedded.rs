@@ -504,6 +504,28 @@ impl EmbeddedStore {
         Ok(ids)
     }
 
+    fn backlinks_sync(&self, id: &str) -> Result<Vec<String>> {
+        let location = self.location();
+        let err = |e| map_err(&location, "backlinks", e);
+        let conn = self.lock();
+        // Only documents that have links at all are opened by json_each.
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT DISTINCT v.id FROM versions AS v, json_each(v.doc, '$.link_ids') AS j
+                 WHERE instr(v.doc, '\"link_ids\"') > 0
+                   AND j.value = ?1
+                   AND v.tx_id = (SELECT max(tx_id) FROM versions WHERE id = v.id)
+                 ORDER BY v.id",
+            )
+            .map_err(err)?;
+        let ids = stmt
+            .query_map([id], |r| r.get(0))
+            .map_err(err)?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(err)?;
+        Ok(ids)
+    }
+
     fn counts_sync(&self) -> Result<StoreCounts> {
         let location = self.location();
         let err = |e| map_err(&location, "counts", e);
@@ -576,6 +598,25 @@ impl Store for EmbeddedStore {
 
     async fn counts(&self) -> Result<StoreCounts> {
         self.counts_sync()
+    }
+
+    async fn backlinks(&self, id: &str) -> Result<Vec<String>> {
+        self.backlinks_sync(id)
+    }
+
+    async fn all_ids(&self) -> Result<Vec<String>> {
+        let location = self.location();
+        let err = |e| map_err(&location, "all_ids", e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT DISTINCT id FROM versions ORDER BY id")
+            .map_err(err)?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(err)?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(err)?;
+        Ok(ids)
     }
 
     async fn search(

@@ -124,6 +124,25 @@ pub trait Store: Send + Sync {
         )))
     }
 
+    /// Every object id in the store, sorted (export of the whole store).
+    async fn all_ids(&self) -> Result<Vec<String>> {
+        Err(crate::Error::InvalidArgument(format!(
+            "all_ids: the {} store does not list its objects",
+            self.kind()
+        )))
+    }
+
+    /// Ids of the objects whose latest version links to `id` (its
+    /// `link_ids` holds it: notes, see [`crate::memory::notes`]), sorted.
+    /// A query over the documents, not a second copy to keep in sync.
+    async fn backlinks(&self, id: &str) -> Result<Vec<String>> {
+        let _ = id;
+        Err(crate::Error::InvalidArgument(format!(
+            "backlinks: the {} store does not support backlinks",
+            self.kind()
+        )))
+    }
+
     /// Number of transactions this client has submitted (committed or not).
     /// Lets tests assert "zero writes" without racing other writers.
     fn submitted_tx_count(&self) -> u64;

@@ -1,0 +1,172 @@
+//! A session's side of following references (issue 12 item 2, rules in
+//! [`crate::memory::links`]): link metadata lines after an active note,
+//! bringing a note's targets into the pool, and `expand`.
+
+use std::borrow::Cow;
+
+use super::{OpResult, Session};
+use crate::context::assembly;
+use crate::error::Result;
+use crate::memory::links::{self, ExpandItem, ExpandStep, Select};
+use crate::store::Document;
+
+impl Session {
+    /// The cached latest version of an object this session knows.
+    pub fn cached_doc(&self, id: &str) -> Option<&Document> {
+        self.objects.get(id).map(|c| &c.doc)
+    }
+
+    /// What an active object shows in the spec layout: its content, then one
+    /// metadata line per link target (§5.2).
+    pub(super) fn active_text<'a>(&'a self, doc: &'a Document) -> Cow<'a, str> {
+        let display = self.display_path_fn();
+        let body = assembly::active_body(doc, &display);
+        match links::link_lines(doc, &|id| self.cached_doc(id), &display) {
+            None => body,
+            Some(lines) => Cow::Owned(format!("{body}\n\n{lines}")),
+        }
+    }
+
+    /// What decides an active block's rendering: the object's hash, plus
+    /// its link targets' hashes when it has links (a target read later
+    /// changes its line).
+    pub(super) fn render_key(&self, doc: &Document) -> String {
+        let own = doc
+            .get("object_hash")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let ts = links::targets(doc);
+        if ts.is_empty() {
+            return own.to_owned();
+        }
+        let mut key = own.to_owned();
+        for (t, _) in ts {
+            key.push('|');
+            key.push_str(
+                self.cached_doc(&t)
+                    .and_then(|d| d.get("object_hash"))
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("-"),
+            );
+        }
+        key
+    }
+
+    /// What a note `id` links to that this session does not know yet:
+    /// `(paths of files that exist, ids that are not paths)`.
+    pub fn link_targets_to_bring(&self, id: &str) -> (Vec<String>, Vec<String>) {
+        let Some(doc) = self.cached_doc(id) else {
+            return (Vec::new(), Vec::new());
+        };
+        let known = |t: &str| self.objects.contains_key(t);
+        (
+            links::targets_to_discover(doc, &known),
+            links::id_targets_to_adopt(doc, &known),
+        )
+    }
+
+    /// Brings the targets of note `id` into the pool, metadata only: files
+    /// as discovery stubs (existing objects keep their state), ids adopted
+    /// from the store when they exist.
+    pub async fn bring_link_targets(&mut self, id: &str) -> Result<()> {
+        let (paths, ids) = self.link_targets_to_bring(id);
+        let mut docs = Vec::new();
+        if !paths.is_empty() {
+            let found = self.indexer.clone().discover_files(&paths).await?;
+            docs.extend(found.into_iter().map(|r| r.doc));
+        }
+        for t in ids {
+            if let Some(doc) = crate::memory::adopt::fetch(&*self.store, &t).await? {
+                docs.push(doc);
+            }
+        }
+        self.apply_link_targets(docs);
+        Ok(())
+    }
+
+    /// Makes a note's link targets (their latest versions, stubs for files
+    /// never read) known to the session. Spec layout: they join the index
+    /// and the pool (§5.2, "inactive/visible"). Cache layout: they are only
+    /// cached for the link lines — no `f` alias, no `FILES` entry, so a note
+    /// does not change what the cache layout lists; activating one by id
+    /// adopts it then.
+    pub fn apply_link_targets(&mut self, docs: Vec<Document>) {
+        for doc in docs {
+            let Some(id) = doc
+                .get(crate::store::ID_KEY)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if self.options.layout == crate::context::assembly::Layout::Cache {
+                self.objects
+                    .entry(id)
+                    .or_insert(super::Cached { doc, tx: None });
+            } else if !self.session_index.contains(&id) {
+                let _ = self.adopt(doc);
+            }
+        }
+    }
+
+    /// Applies one expand step that needs no file read.
+    pub fn expand_stored(&mut self, id: &str, doc: Document) -> ExpandItem {
+        let path = doc
+            .get("source")
+            .and_then(crate::model::FilesystemSource::from_json)
+            .map(|s| s.path);
+        if let Err(e) = self.adopt(doc) {
+            return item(id, path, &OpResult::failure(&e, Some(id.to_owned())));
+        }
+        item(id, path, &self.activate(id))
+    }
+
+    /// `expand(target, select)`: activates what the object references
+    /// (all links, or those `select` keeps). The session flushes once.
+    pub async fn expand(&mut self, target: &str, select: &Select) -> Result<Vec<ExpandItem>> {
+        self.ensure_open()?;
+        let id = crate::memory::versions::object_id_for(self, target);
+        let doc = links::source_doc(&*self.store, &id).await?;
+        let steps = links::plan_expand(&*self.store, &doc, select).await?;
+        let mut out = Vec::with_capacity(steps.len());
+        for step in steps {
+            out.push(match step {
+                ExpandStep::Activate { id, doc } => self.expand_stored(&id, doc),
+                ExpandStep::Read { id, path } => {
+                    let r = self.read(&path).await?;
+                    item(&id, Some(path), &r)
+                }
+                ExpandStep::NotFound { id, path } => not_found(&id, path),
+            });
+        }
+        self.flush().await?;
+        Ok(out)
+    }
+}
+
+/// The item for a step's operation result.
+pub fn item(id: &str, path: Option<String>, r: &OpResult) -> ExpandItem {
+    let outcome = if !r.ok {
+        "failed"
+    } else if r.message.contains("already active") {
+        "already active"
+    } else {
+        "activated"
+    };
+    ExpandItem {
+        id: r.id.clone().unwrap_or_else(|| id.to_owned()),
+        path,
+        outcome: outcome.into(),
+        message: r.message.clone(),
+    }
+}
+
+/// The item for a target that is neither stored nor on disk.
+pub fn not_found(id: &str, path: Option<String>) -> ExpandItem {
+    ExpandItem {
+        id: id.to_owned(),
+        path,
+        outcome: "not found".into(),
+        message: "no object and no file yet: the link resolves when it appears".into(),
+    }
+}

@@ -1,0 +1,300 @@
+//! Notes, links, backlinks and expand (issue 12 items 1–2,
+//! memory-system-v0 §3.1, §5.2, §8–§10, §12.1) on every configured store:
+//! the embedded one always, a real XTDB node when `SCM_TEST_XTDB_URL` is
+//! set. Real files in a temporary workspace, real sessions.
+
+mod session_support;
+
+use scm_core::memory::links::{self, Select};
+use serde_json::json;
+use session_support::*;
+
+const NOTE: &str = "---\ntitle: Plan\ntags: [plan, alpha]\nrelated: \"[[later]]\"\n---\n# Plan\n\nSee [[b|the b note]] and [code](../src/lib.rs#L3), #beta.\nAlso [[sub/c#Setup]].\n";
+
+/// A note's frontmatter, tags and links are stored structure; links carry
+/// the target's id, path and where they sit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_is_parsed_into_frontmatter_tags_and_links() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("parse").await;
+        ws.write("notes/a.md", NOTE);
+        ws.write("notes/b.md", "B body\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        let doc = store.get(&ws.file_id("notes/a.md")).await.unwrap().unwrap();
+        assert_eq!(doc["frontmatter"]["title"], "Plan", "{}", store.kind());
+        assert_eq!(doc["tags"], json!(["plan", "alpha", "beta"]));
+        let ids: Vec<String> = [
+            "notes/later.md",
+            "notes/b.md",
+            "src/lib.rs",
+            "notes/sub/c.md",
+        ]
+        .iter()
+        .map(|p| ws.file_id(p))
+        .collect();
+        assert_eq!(doc["link_ids"], json!(ids));
+        let l = &doc["links"][1];
+        assert_eq!(l["alias"], "the b note");
+        assert_eq!(l["kind"], "wikilink");
+        assert_eq!(l["line"], 8);
+        assert_eq!(doc["links"][0]["field"], "frontmatter.related");
+        assert_eq!(doc["links"][3]["heading"], "Setup");
+        // The hashed fields are the plan's: the structure is derived.
+        let plain = store.get(&ws.file_id("notes/a.md")).await.unwrap().unwrap();
+        assert_eq!(plain["metadata_hash"], doc["metadata_hash"]);
+        s.close().await.unwrap();
+    }
+}
+
+/// Backlinks are a store query over latest versions; a link to a file that
+/// does not exist yet resolves (same id) when the file appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backlinks_and_links_that_resolve_later() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("backlinks").await;
+        ws.write("notes/a.md", NOTE);
+        ws.write("notes/b.md", "B body, links back to [[a]]\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        assert!(s.read("notes/b.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        let (a, b) = (ws.file_id("notes/a.md"), ws.file_id("notes/b.md"));
+        assert_eq!(store.backlinks(&b).await.unwrap(), vec![a.clone()]);
+        assert_eq!(store.backlinks(&a).await.unwrap(), vec![b.clone()]);
+        let later = ws.file_id("notes/later.md");
+        let bl = links::backlinks(&*store, &later).await.unwrap();
+        assert_eq!(bl.len(), 1);
+        assert_eq!(bl[0].at[0].field, "frontmatter.related");
+        // `later.md` does not exist: a [not found] line, nothing stored.
+        assert!(store.get(&later).await.unwrap().is_none());
+        let mut t = Transcript::default();
+        t.user("go");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        let all = texts(&out).join("\n");
+        assert!(all.contains(&format!("- link id={later} path=")), "{all}");
+        assert!(all.contains("later.md [not found]"), "{all}");
+        // It appears: the same id, now a stored object.
+        ws.write("notes/later.md", "now here\n");
+        assert!(s.read("notes/later.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        assert!(store.get(&later).await.unwrap().is_some());
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        let all = texts(&out).join("\n");
+        assert!(!all.contains("later.md [not found]"), "{all}");
+        // A new version without the link drops the backlink.
+        ws.write("notes/b.md", "no links any more\n");
+        assert!(s.observe_edit("notes/b.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        assert!(store.backlinks(&a).await.unwrap().is_empty());
+        s.close().await.unwrap();
+    }
+}
+
+/// Activating a note shows one metadata line per target (type, size,
+/// [unread]) without activating the targets; `expand` activates them, all
+/// or a selection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_lines_then_expand_with_select() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("expand").await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("src/lib.rs", "LIB-BODY-MARKER\n");
+        ws.write("notes/sub/c.md", "C-BODY-MARKER\n");
+        ws.write("notes/a.md", NOTE);
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        let mut t = Transcript::default();
+        t.user("go");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        let all = texts(&out).join("\n");
+        let b = ws.file_id("notes/b.md");
+        assert!(all.contains(links::LINKS_HEADER), "{all}");
+        assert!(
+            all.contains(&format!("- link id={b} file path="))
+                && all.contains("type=md chars=0 [unread]"),
+            "{all}"
+        );
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 0, "metadata only");
+        assert!(
+            s.snapshot().metadata_pool.iter().any(|e| e.id == b),
+            "targets join the pool"
+        );
+        assert!(!s.snapshot().active_set.contains(&b));
+
+        // Selection by type (notes only) and position.
+        let a = ws.file_id("notes/a.md");
+        let sel = Select {
+            types: Some(vec!["note".into()]),
+            positions: Some(vec![2, 3]),
+            ..Select::default()
+        };
+        let items = s.expand(&a, &sel).await.unwrap();
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(items[0].id, b);
+        assert_eq!(items[0].outcome, "activated");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 1);
+        assert_eq!(occurrences(&out, "LIB-BODY-MARKER"), 0);
+        // By path pattern.
+        let items = s
+            .expand(
+                "notes/a.md",
+                &Select {
+                    path: Some("*.rs".into()),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(
+            items[0].path.as_deref().map(|p| p.ends_with("src/lib.rs")),
+            Some(true)
+        );
+        // Everything: the missing target is reported, the rest activated.
+        let items = s.expand(&a, &Select::default()).await.unwrap();
+        let outcomes: Vec<&str> = items.iter().map(|i| i.outcome.as_str()).collect();
+        assert_eq!(
+            outcomes,
+            vec!["not found", "already active", "already active", "activated"]
+        );
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "C-BODY-MARKER"), 1);
+        // Bad selections are coded errors.
+        let e = s
+            .expand(
+                &a,
+                &Select {
+                    positions: Some(vec![9]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT");
+        let e = s
+            .expand("no-such-object", &Select::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "UNKNOWN_OBJECT");
+        s.close().await.unwrap();
+    }
+}
+
+/// A note written in one session is found, activated and expanded from a
+/// new session on the same store (memory across sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_survives_its_session_and_is_found_by_search() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let tok = format!("zebra{}", unique_id("n").replace(['-', '_', ':'], ""));
+        let mut s1 = ws.session("writer").await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("notes/mem.md", &format!("# Memory {tok}\n\nSee [[b]].\n"));
+        assert!(s1.observe_write("notes/mem.md").await.unwrap().ok);
+        s1.close().await.unwrap();
+
+        let mut s2 = ws.session("reader").await;
+        let hits = scm_core::memory::search(&*store, &tok, &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        let items = s2.expand(&hits[0].id, &Select::default()).await.unwrap();
+        assert_eq!(items[0].id, ws.file_id("notes/b.md"));
+        let mut t = Transcript::default();
+        t.user("go");
+        let out = s2.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 1);
+        s2.close().await.unwrap();
+    }
+}
+
+/// Cache layout: an activated note's result shows its content, then the
+/// link lines as they were at activation (persisted with the result).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_layout_activation_shows_link_lines() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut o = scm_core::session::SessionOptions::new(unique_id("cache-links"));
+        o.layout = scm_core::session::Layout::Cache;
+        let mut s = ws.open(o).await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("notes/a.md", "A-BODY-MARKER see [[b]]\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        let b = ws.file_id("notes/b.md");
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("a1", "activate", json!({"id": "notes/a.md"}), "ok");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let all = texts(&out).join("\n");
+        let body_at = all.find("A-BODY-MARKER").expect("content shown");
+        let line_at = all
+            .find(&format!("- link id={b} file path="))
+            .unwrap_or_else(|| panic!("{all}"));
+        assert!(line_at > body_at, "after the content");
+        assert!(all.contains("chars=0 [unread]"), "{all}");
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 0);
+        // The cache layout lists nothing new for a note's links (no FILES
+        // entry, no alias): the lines are all the model sees of them.
+        assert!(!s.snapshot().metadata_pool.iter().any(|e| e.id == b));
+        assert!(
+            !all.contains("notes/b.md (") && !all.contains("f2 "),
+            "{all}"
+        );
+        s.close().await.unwrap();
+    }
+}
+
+/// Cache layout: an `expand` call's result shows what it activated, like
+/// an activate result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_layout_expand_result_shows_the_targets() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut o = scm_core::session::SessionOptions::new(unique_id("cache-expand"));
+        o.layout = scm_core::session::Layout::Cache;
+        let mut s = ws.open(o).await;
+        ws.write("notes/b.md", "B-BODY-MARKER\n");
+        ws.write("notes/a.md", "A-BODY-MARKER see [[b]]\n");
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        let items = s.expand("notes/a.md", &Select::default()).await.unwrap();
+        let text = links::render_expand("a", &items);
+        let mut t = Transcript::default();
+        t.user("go")
+            .call("e1", "expand", json!({"id": "notes/a.md"}), &text);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "B-BODY-MARKER"), 1, "{:?}", texts(&out));
+        s.close().await.unwrap();
+    }
+}
+
+/// A past model call that showed a note is rebuilt with its link lines, in
+/// both layouts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconstructed_calls_show_the_same_link_lines() {
+    for store in stores() {
+        for layout in [
+            scm_core::session::Layout::Spec,
+            scm_core::session::Layout::Cache,
+        ] {
+            let ws = Workspace::new(store.clone());
+            let mut o = scm_core::session::SessionOptions::new(unique_id("recon-links"));
+            o.layout = layout;
+            let mut s = ws.open(o).await;
+            ws.write("notes/b.md", "B\n");
+            ws.write("notes/a.md", "A see [[b]] and [[gone]]\n");
+            assert!(s.read("notes/a.md").await.unwrap().ok);
+            let mut t = Transcript::default();
+            t.user("go")
+                .call("a1", "activate", json!({"id": "notes/a.md"}), "ok");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(texts(&out).join("\n").contains("- link id="), "{layout:?}");
+            let again = s.reconstruct_call(s.model_call_count() - 1).await.unwrap();
+            assert_eq!(again, out, "{layout:?} on {}", store.kind());
+            s.close().await.unwrap();
+        }
+    }
+}
