@@ -84,34 +84,46 @@ pub fn message_tokens(message: &Value) -> u64 {
 
 /// Every session in `store`, oldest first.
 pub async fn list_sessions(store: &dyn Store) -> Result<Vec<SessionSummary>> {
-    let mut out = Vec::new();
-    for id in store.ids_of_type("session").await? {
-        let history = store.history(&id).await?;
-        let (Some(first), Some(last)) = (history.first(), history.last()) else {
-            continue;
-        };
-        let Some(head) = last.doc.as_ref() else {
-            continue;
-        };
-        let session_id = head
-            .get("session_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| id.trim_start_matches("session:").to_string());
-        let calls = match store.get(&chat_object_id(&session_id)).await? {
-            Some(chat) => paged::part_len(&chat, "model_calls").unwrap_or(0),
-            None => 0,
-        };
-        out.push(SessionSummary {
-            objects: paged::part_len(head, "session_index").unwrap_or(0),
-            session_id,
-            started: first.tx_time.clone(),
-            last_activity: last.tx_time.clone(),
-            calls,
-        });
-    }
+    use futures_util::stream::{self, StreamExt, TryStreamExt};
+    // Two reads per session: on XTDB each is a round trip, so a store with
+    // hundreds of sessions is listed LIST_CONCURRENCY at a time.
+    let mut out: Vec<SessionSummary> = stream::iter(store.ids_of_type("session").await?)
+        .map(|id| session_summary(store, id))
+        .buffer_unordered(LIST_CONCURRENCY)
+        .try_filter_map(|s| async move { Ok(s) })
+        .try_collect()
+        .await?;
     out.sort_by(|a, b| (&a.started, &a.session_id).cmp(&(&b.started, &b.session_id)));
     Ok(out)
+}
+
+/// Sessions summarised at once by [`list_sessions`].
+const LIST_CONCURRENCY: usize = 16;
+
+async fn session_summary(store: &dyn Store, id: String) -> Result<Option<SessionSummary>> {
+    let history = store.history(&id).await?;
+    let (Some(first), Some(last)) = (history.first(), history.last()) else {
+        return Ok(None);
+    };
+    let Some(head) = last.doc.as_ref() else {
+        return Ok(None);
+    };
+    let session_id = head
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| id.trim_start_matches("session:").to_string());
+    let calls = match store.get(&chat_object_id(&session_id)).await? {
+        Some(chat) => paged::part_len(&chat, "model_calls").unwrap_or(0),
+        None => 0,
+    };
+    Ok(Some(SessionSummary {
+        objects: paged::part_len(head, "session_index").unwrap_or(0),
+        session_id,
+        started: first.tx_time.clone(),
+        last_activity: last.tx_time.clone(),
+        calls,
+    }))
 }
 
 /// The layout a stored session ran with: its call records say (cache layout
