@@ -29,7 +29,7 @@ module.exports = {
     const bar = ctx.progress('sessions', list.length);
     // The last call's tokens need the session rebuilt (read-only): on XTDB that is round trips, so a few
     // sessions are rebuilt at once; rows keep the listing's order.
-    const rows = new Array(list.length);
+    const rows = Array.from({ length: list.length });
     let next = 0;
     const worker = async () => {
       while (next < list.length) {
