@@ -1021,6 +1021,27 @@ struct CheckpointJson {
     compaction: Option<Vec<Value>>,
 }
 
+impl CheckpointJson {
+    /// The core's request, `default_trigger` when none is named.
+    fn into_request(
+        self,
+        default_trigger: &str,
+    ) -> napi::Result<scm_core::session::CheckpointRequest> {
+        let trigger =
+            scm_core::commits::Trigger::parse(self.trigger.as_deref().unwrap_or(default_trigger))
+                .js()?;
+        let template = self
+            .template
+            .unwrap_or_else(|| format!("scm/{}", env!("CARGO_PKG_VERSION")));
+        let mut req = scm_core::session::CheckpointRequest::new(trigger, template);
+        req.summary = self.summary;
+        req.principal = self.principal;
+        req.created_at = self.created_at;
+        req.compaction = self.compaction;
+        Ok(req)
+    }
+}
+
 impl Shared {
     /// Flush, then plan and create under the write gate: no write of this
     /// session lands between the transaction read and the plan, so the
@@ -1126,17 +1147,9 @@ impl JsSession {
         messages_json: String,
         request_json: String,
     ) -> napi::Result<String> {
-        use scm_core::commits::Trigger;
         let messages: Vec<Value> = parse_json(&messages_json, "rewind messages")?;
-        let r: CheckpointJson = parse_json(&request_json, "rewind")?;
-        let trigger = Trigger::parse(r.trigger.as_deref().unwrap_or("turn_boundary")).js()?;
-        let template = r
-            .template
-            .unwrap_or_else(|| format!("scm/{}", env!("CARGO_PKG_VERSION")));
-        let mut req = scm_core::session::CheckpointRequest::new(trigger, template);
-        req.summary = r.summary;
-        req.principal = r.principal;
-        req.created_at = r.created_at;
+        let req =
+            parse_json::<CheckpointJson>(&request_json, "rewind")?.into_request("turn_boundary")?;
         let moved = self.shared.rewind(messages, req).await.js()?;
         to_json(&serde_json::json!({
             "moved": moved.is_some(),
@@ -1149,17 +1162,8 @@ impl JsSession {
     /// session end) the current tip, or null when there is none.
     #[napi]
     pub async fn checkpoint(&self, request_json: String) -> napi::Result<Option<String>> {
-        use scm_core::commits::Trigger;
-        let r: CheckpointJson = parse_json(&request_json, "checkpoint")?;
-        let trigger = Trigger::parse(r.trigger.as_deref().unwrap_or("explicit")).js()?;
-        let template = r
-            .template
-            .unwrap_or_else(|| format!("scm/{}", env!("CARGO_PKG_VERSION")));
-        let mut req = scm_core::session::CheckpointRequest::new(trigger, template);
-        req.summary = r.summary;
-        req.principal = r.principal;
-        req.created_at = r.created_at;
-        req.compaction = r.compaction;
+        let req =
+            parse_json::<CheckpointJson>(&request_json, "checkpoint")?.into_request("explicit")?;
         let c = self.shared.checkpoint(req).await.js()?;
         c.as_ref().map(to_json).transpose()
     }

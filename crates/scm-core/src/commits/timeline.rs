@@ -43,7 +43,7 @@ pub fn page_id(key: &str, k: usize) -> String {
 /// `(milliseconds since the epoch, commit id)`.
 pub type Entry = (i64, String);
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Head {
     pub len: u64,
     pub tail: Vec<Entry>,
@@ -76,13 +76,7 @@ pub fn append_ops(
     tip: Option<(&str, u64)>,
 ) -> Vec<TxOp> {
     let expected = head.as_ref().and_then(|h| h.raw.clone());
-    let mut h = head.unwrap_or(Head {
-        len: 0,
-        tail: Vec::new(),
-        tip: None,
-        tip_to: None,
-        raw: None,
-    });
+    let mut h = head.unwrap_or_default();
     let mut ops = vec![TxOp::Match {
         id: head_id(key),
         expected,
@@ -109,13 +103,7 @@ pub fn append_ops(
         h.tip = Some(tip.to_string());
         h.tip_to = Some(to);
     }
-    let mut doc = match serde_json::to_value(&h) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    doc.insert(ID_KEY.into(), head_id(key).into());
-    doc.insert("type".into(), HEAD_TYPE.into());
-    ops.push(TxOp::Put(doc));
+    ops.push(TxOp::Put(head_doc(key, &h)));
     ops
 }
 
@@ -123,28 +111,10 @@ pub fn append_ops(
 /// before its first commit).
 pub fn set_tip_ops(key: &str, head: Option<Head>, tip: &str, to: u64) -> Vec<TxOp> {
     let expected = head.as_ref().and_then(|h| h.raw.clone());
-    let mut h = head.unwrap_or(Head {
-        len: 0,
-        tail: Vec::new(),
-        tip: None,
-        tip_to: None,
-        raw: None,
-    });
+    let mut h = head.unwrap_or_default();
     h.tip = Some(tip.to_string());
     h.tip_to = Some(to);
-    let mut doc = match serde_json::to_value(&h) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    doc.insert(ID_KEY.into(), head_id(key).into());
-    doc.insert("type".into(), HEAD_TYPE.into());
-    vec![
-        TxOp::Match {
-            id: head_id(key),
-            expected,
-        },
-        TxOp::Put(doc),
-    ]
+    replace_head_ops(key, expected, &h)
 }
 
 /// Clears the session's tip (a session moved back to before its first
@@ -156,18 +126,28 @@ pub fn clear_tip_ops(key: &str, head: Option<Head>) -> Vec<TxOp> {
     let expected = h.raw.take();
     h.tip = None;
     h.tip_to = None;
-    let mut doc = match serde_json::to_value(&h) {
+    replace_head_ops(key, expected, &h)
+}
+
+/// The head's document as stored.
+fn head_doc(key: &str, h: &Head) -> Document {
+    let mut doc = match serde_json::to_value(h) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };
     doc.insert(ID_KEY.into(), head_id(key).into());
     doc.insert("type".into(), HEAD_TYPE.into());
+    doc
+}
+
+/// Replaces the head read as `expected` (absent: none yet) by `h`.
+fn replace_head_ops(key: &str, expected: Option<Document>, h: &Head) -> Vec<TxOp> {
     vec![
         TxOp::Match {
             id: head_id(key),
             expected,
         },
-        TxOp::Put(doc),
+        TxOp::Put(head_doc(key, h)),
     ]
 }
 

@@ -267,12 +267,18 @@ impl Session {
             object_hash: c.str("object_hash").unwrap_or_default().to_string(),
             content: c.str("content").map(str::to_string),
         };
+        self.set_seen(id, seen);
+        self.seen_changed.remove(id);
+    }
+
+    /// Records the version the model last saw of `id`: its text for the
+    /// next diff, its hash in the persisted layout state (resume).
+    fn set_seen(&mut self, id: &str, seen: Seen) {
         self.cache
             .state
             .seen
             .insert(id.to_string(), seen.object_hash.clone());
         self.seen.insert(id.to_string(), seen);
-        self.seen_changed.remove(id);
     }
 
     /// Change notices (see [`crate::context::notices`]): files the model
@@ -312,9 +318,8 @@ impl Session {
                 .map_or(String::new(), |e| e.path.clone());
             let head = format!("{} {path}", file_alias(f));
             parts.push(crate::context::notices::notice(&head, seen, now.as_deref()));
-            self.cache.state.seen.insert(id.clone(), now_hash.clone());
-            self.seen.insert(
-                id.clone(),
+            self.set_seen(
+                &id,
                 Seen {
                     object_hash: now_hash,
                     content: now,
