@@ -99,6 +99,7 @@ async function main() {
   await mkdir(out, { recursive: true });
   await writeFile(`${out}/calls.csv`, callsCsv(allRows));
   await writeFile(`${out}/edits.csv`, editsCsv(editRows));
+  await writeFile(`${out}/payloads.csv`, ["session,call,strategy,sha256", ...allRows.map((r) => `${r.session},${r.call},${r.strategy},${r.payload}`)].join("\n") + "\n");
   await writeFile(`${out}/reconstruction.csv`, reconstructionCsv(recon));
   await writeFile(
     `${out}/tokens-per-call.svg`,

@@ -3,6 +3,7 @@
 // (longest common token prefix with the same strategy's previous call) and
 // effective cost (uncached + 0.1 x cached).
 
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { addInto, messageBreakdown } from "./breakdown.mjs";
@@ -134,7 +135,10 @@ export async function replaySession({ file, label: givenLabel, text, strategies,
         prices[`${pm.key}Penalised`] = p.penalised;
         expired ||= p.expired;
       }
-      rows.push({ session: label, call: call.index, strategy: sname, messages: provider.length, ...c, edits, supported, penalty, expired, prices });
+      // What the provider received, hashed: refactors of the engine must keep it byte-identical
+      // (payloads.csv; token counts alone would miss a changed word of the same length).
+      const payload = createHash("sha256").update(JSON.stringify(provider)).digest("hex");
+      rows.push({ session: label, call: call.index, strategy: sname, messages: provider.length, ...c, edits, supported, penalty, expired, prices, payload });
       if (sname === "raw") {
         perCallRaw.push(total);
         addInto(breakdownSum, { "system prompt + tools": preambleTokens });
