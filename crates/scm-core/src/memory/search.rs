@@ -23,9 +23,9 @@
 //!   gives no collection statistics) ([`xtdb_query_edn`], [`rank`]).
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::session::documents::SessionDoc;
 use crate::session::paged;
 use crate::store::time::parse_rfc3339_millis;
 use crate::store::Store;
@@ -88,9 +88,7 @@ pub async fn prepare(store: &dyn Store, query: &str, opts: &SearchOptions) -> Re
             let mut ids = Vec::new();
             for sid in list {
                 if let Some(doc) = paged::get(store, &crate::model::session_object_id(sid)).await? {
-                    if let Some(Value::Array(index)) = doc.get("session_index") {
-                        ids.extend(index.iter().filter_map(Value::as_str).map(str::to_owned));
-                    }
+                    ids.extend(SessionDoc::parse(&doc)?.session_index);
                 }
             }
             Some((list.clone(), ids))

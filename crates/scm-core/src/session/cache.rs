@@ -715,14 +715,8 @@ impl Session {
     /// Restores the aliases and layout state from the chat document and
     /// derives the rest from the turns. A chat written before aliases
     /// existed gets them assigned again in order.
-    pub(super) fn cache_restore(&mut self, chat_doc: &Document) {
+    pub(super) fn cache_restore(&mut self, aliases: Option<Aliases>, state: Option<CacheState>) {
         self.file_lines.clear();
-        let aliases: Option<Aliases> = chat_doc
-            .get("aliases")
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let state: Option<CacheState> = chat_doc
-            .get("layout")
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
         let calls_in_turns: usize = self
             .chat
             .turns

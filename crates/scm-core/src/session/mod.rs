@@ -48,6 +48,7 @@ pub use sets::OrderedSet;
 mod cache;
 mod checkpoint;
 pub mod discovery;
+pub mod documents;
 mod fork;
 mod ingest;
 pub mod inspect;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::documents::ChatCursor;
 use super::paged::{Book, Draft, PagedDesc, PartWrite};
 use super::{Queued, Session};
 #[cfg(debug_assertions)]
@@ -110,19 +111,14 @@ impl Books {
         let _ = chat;
         #[cfg(debug_assertions)]
         if let (Some(_), Some(chat)) = (chat_head, chat) {
-            fn parse<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Vec<T> {
-                v.and_then(|v| serde_json::from_value(v.clone()).ok())
-                    .unwrap_or_default()
-            }
-            let a = chat.get("aliases");
-            let l = chat.get("layout");
+            let chat = super::documents::ChatDoc::parse(chat).unwrap_or_default();
             let s = &mut b.shadows;
-            s.t = parse(a.and_then(|a| a.get("t")));
-            s.f = parse(a.and_then(|a| a.get("f")));
-            s.calls = parse(l.and_then(|l| l.get("calls")));
-            s.files = parse(l.and_then(|l| l.get("files")));
-            s.epochs = parse(l.and_then(|l| l.get("epochs")));
-            s.folds = parse(l.and_then(|l| l.get("folds")));
+            if let Some(a) = chat.aliases {
+                (s.t, s.f) = (a.t, a.f);
+            }
+            if let Some(l) = chat.layout {
+                (s.calls, s.files, s.epochs, s.folds) = (l.calls, l.files, l.epochs, l.folds);
+            }
         }
         b
     }
@@ -569,7 +565,11 @@ impl Session {
         // Descriptive (unhashed): the cursor and the cache layout's state.
         doc.insert(
             "cursor".into(),
-            serde_json::json!({"consumed": self.cursor.consumed, "last_fp": self.cursor.last_fp}),
+            serde_json::to_value(ChatCursor {
+                consumed: self.cursor.consumed,
+                last_fp: self.cursor.last_fp.clone(),
+            })
+            .expect("serialisable"),
         );
         doc.insert("layout".into(), layout);
         docs.push(Draft::Head {

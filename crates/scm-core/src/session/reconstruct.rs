@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::documents::{ChatDoc, SessionDoc};
 use super::{paged, Session};
-use crate::context::aliases::Aliases;
 use crate::context::assembly::{self, ActiveBlock, AssemblyInput, Layout, RenderOptions};
-use crate::context::cache_layout::{CacheState, Env, Frozen, Items};
-use crate::context::chat::{self, Turn};
+use crate::context::cache_layout::{Env, Frozen, Items};
+use crate::context::chat;
 use crate::context::static_refs::ModelCallRecord;
 use crate::error::{Error, Result};
 use crate::fs::resolver::Resolver;
@@ -208,16 +208,7 @@ impl ReconstructPlan {
             return reconstruct_cache(&self, store, &chat_doc, sp, &shown).await;
         }
         let session_doc = as_of(&self.session_doc_id).await?;
-        let pool_ids: Vec<String> = session_doc
-            .get("metadata_pool")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let pool_ids = SessionDoc::parse(&session_doc)?.metadata_pool;
         if pool_ids.len() < record.pool_len {
             return Err(Error::Internal(format!(
                 "session at tx {basis} has {} pool objects, call {} showed {}",
@@ -236,13 +227,7 @@ impl ReconstructPlan {
         };
 
         let chat_doc = as_of(&self.chat_id).await?;
-        let turns: Vec<Turn> = serde_json::from_value(
-            chat_doc
-                .get("turns")
-                .cloned()
-                .unwrap_or(Value::Array(vec![])),
-        )
-        .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
+        let turns = ChatDoc::parse(&chat_doc)?.turns;
         // Toolcall objects are written once: their args are the call's.
         let pool_index: HashMap<&str, usize> = pool_ids[..record.pool_len]
             .iter()
@@ -378,20 +363,17 @@ async fn reconstruct_cache(
             record.call_index
         ))
     })?;
-    let turns: Vec<Turn> = serde_json::from_value(
-        chat_doc
-            .get("turns")
-            .cloned()
-            .unwrap_or(Value::Array(vec![])),
-    )
-    .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
-    let mut aliases: Aliases =
-        serde_json::from_value(chat_doc.get("aliases").cloned().unwrap_or(Value::Null))
-            .map_err(|e| Error::StoreProtocol(format!("chat aliases: {e}")))?;
+    let ChatDoc {
+        turns,
+        aliases,
+        layout,
+        ..
+    } = ChatDoc::parse(chat_doc)?;
+    let mut aliases =
+        aliases.ok_or_else(|| Error::StoreProtocol("chat aliases: missing or malformed".into()))?;
     aliases.reindex();
-    let state: CacheState =
-        serde_json::from_value(chat_doc.get("layout").cloned().unwrap_or(Value::Null))
-            .map_err(|e| Error::StoreProtocol(format!("chat layout state: {e}")))?;
+    let state = layout
+        .ok_or_else(|| Error::StoreProtocol("chat layout state: missing or malformed".into()))?;
     let items = Items::from_turns(&turns, &aliases);
     let limit = record.chat_messages;
     if items.len() < limit || (epochs as usize) > state.epochs.len() {

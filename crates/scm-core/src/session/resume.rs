@@ -10,11 +10,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::documents::{ChatDoc, SessionDoc};
 use super::paged::{self, PagedDesc};
 use super::persist::Books;
-use super::{Cached, Session, SessionOptions, UseWindow, WatchState};
-use crate::context::chat::{self, Turn};
-use crate::context::static_refs::ModelCallRecord;
+use super::{Cached, Session, SessionOptions, WatchState};
+use crate::context::chat;
 use crate::error::{Error, Result};
 use crate::fs::indexer::{IndexResult, Indexer};
 use crate::fs::resolver::ResolvedPath;
@@ -26,19 +26,6 @@ use crate::store::{Document, Store, ID_KEY};
 const FETCH_CHUNK: usize = 1000;
 /// Files reconciled concurrently.
 const RECONCILE_CONCURRENCY: usize = 16;
-
-/// The string ids in a document's array field (empty when absent).
-pub(super) fn ids_of(doc: &Document, key: &str) -> Vec<String> {
-    doc.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 fn validate_session_id(id: &str) -> Result<()> {
     if id.trim().is_empty() || id.len() > 512 || id.chars().any(char::is_control) {
@@ -171,14 +158,12 @@ impl Session {
         reconcile: bool,
     ) -> Result<()> {
         use super::OrderedSet;
-        self.session_index = OrderedSet::from_ids(ids_of(session_doc, "session_index"));
-        self.metadata_pool = OrderedSet::from_ids(ids_of(session_doc, "metadata_pool"));
-        self.active_set = OrderedSet::from_ids(ids_of(session_doc, "active_set"));
-        self.pinned_set = OrderedSet::from_ids(ids_of(session_doc, "pinned_set"));
-        self.uses = session_doc
-            .get("recent_use")
-            .and_then(|v| serde_json::from_value::<UseWindow>(v.clone()).ok())
-            .unwrap_or_default();
+        let parsed = SessionDoc::parse(session_doc)?;
+        self.session_index = OrderedSet::from_ids(parsed.session_index);
+        self.metadata_pool = OrderedSet::from_ids(parsed.metadata_pool);
+        self.active_set = OrderedSet::from_ids(parsed.active_set);
+        self.pinned_set = OrderedSet::from_ids(parsed.pinned_set);
+        self.uses = parsed.recent_use.unwrap_or_default();
 
         // Batch-fetch every indexed object.
         let all = self.session_index.to_vec();
@@ -191,8 +176,12 @@ impl Session {
         }
 
         if let Some(chat_doc) = chat_doc {
-            self.restore_chat(chat_doc)?;
-            self.cache_restore(chat_doc);
+            let mut chat = ChatDoc::parse(chat_doc).map_err(|e| {
+                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.chat_id))
+            })?;
+            let (aliases, layout) = (chat.aliases.take(), chat.layout.take());
+            self.restore_chat(chat);
+            self.cache_restore(aliases, layout);
             self.cache_restore_frozen().await?;
             self.cache_restore_seen().await?;
         }
@@ -231,32 +220,18 @@ impl Session {
         Ok(())
     }
 
-    fn restore_chat(&mut self, doc: &Document) -> Result<()> {
-        let turns: Vec<Turn> = match doc.get("turns") {
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
-                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.chat_id))
-            })?,
-            None => Vec::new(),
-        };
-        self.calls = doc
-            .get("model_calls")
-            .and_then(|v| serde_json::from_value::<Vec<ModelCallRecord>>(v.clone()).ok())
-            .unwrap_or_default();
+    fn restore_chat(&mut self, parsed: ChatDoc) {
+        let cursor = parsed.cursor();
+        let turns = parsed.turns;
+        self.calls = parsed.model_calls.unwrap_or_default();
         for r in &self.calls {
             for v in &r.versions {
                 self.recorded.insert(v.id.clone(), v.object_hash.clone());
             }
         }
-        self.chat.toolcall_refs = ids_of(doc, "toolcall_refs");
-        let cursor = doc.get("cursor");
-        self.cursor.consumed = cursor
-            .and_then(|c| c.get("consumed"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        self.cursor.last_fp = cursor
-            .and_then(|c| c.get("last_fp"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        self.chat.toolcall_refs = parsed.toolcall_refs;
+        self.cursor.consumed = cursor.consumed;
+        self.cursor.last_fp = cursor.last_fp;
 
         // Rebuild the rendered chat and the call bookkeeping.
         let objects = &self.objects;
@@ -301,7 +276,6 @@ impl Session {
         }
         chat_state.turns = turns;
         chat_state.reindex();
-        Ok(())
     }
 
     /// Checks every sourced object against its source: changed → new
