@@ -31,6 +31,8 @@
 //! (`GET latest-completed-tx`, backing off from 100 ms to 2 s) runs until the
 //! node answers; then calls go through again. Sessions keep working from
 //! memory meanwhile and flush what they queued with their next call.
+//!
+//! (One file over ~800 lines on purpose: one store backend, its HTTP/EDN protocol and the search query it sends read best together.)
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,5 +1,7 @@
 //! The cache layout's state machine: calls, files and results arrive,
 //! epochs collapse, folds cut; rendered items are cached per epoch.
+//!
+//! (Over ~800 lines on purpose: one state machine whose steps share private caches; records, items and rendering are its siblings.)
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
