@@ -2,6 +2,8 @@
 //! store backend (tests/commits.rs runs it on the embedded store and, with
 //! `SCM_TEST_XTDB_URL`, on a real XTDB node). Every case uses fresh unique
 //! session ids and principals, so it can share a node with other tests.
+//!
+//! (One file over ~800 lines on purpose: one conformance suite, run as a whole against every store.)
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

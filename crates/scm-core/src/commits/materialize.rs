@@ -167,6 +167,9 @@ async fn walk(store: &dyn Store, id: &str, stop: &Stop) -> Result<Vec<Commit>> {
 
 /// The flattened turns of a chat document: each turn's start (its `user`,
 /// null for turn 0 without one), then its messages.
+/// Read as stored JSON, not through `session::documents::ChatDoc`: commit
+/// hashes cover the stored values exactly (a typed round trip could drop or
+/// reorder fields).
 pub(crate) fn flatten(chat: &Document) -> Vec<Value> {
     let mut out = Vec::new();
     for t in chat

@@ -5,7 +5,6 @@ pub mod assembly;
 pub mod cache_layout;
 pub mod chat;
 pub mod epochs;
-pub mod fold;
 pub mod images;
 pub mod ingest;
 pub mod notices;

@@ -9,6 +9,8 @@
 //! The text is a unified diff against the version the model last saw, or,
 //! when that is too long, a line saying how much changed and how to see it.
 
+use std::collections::{BTreeSet, HashMap};
+
 use similar::TextDiff;
 
 /// The version of a file the model last saw.
@@ -17,6 +19,46 @@ pub struct Seen {
     pub object_hash: String,
     /// Its content (None: deleted, unreadable or metadata only).
     pub content: Option<String>,
+}
+
+/// Per file, the version the model last saw, and which of them got a new
+/// version since (the next call's notice candidates). Not persisted itself:
+/// the hashes are in the layout state (`CacheState::seen`), the texts are
+/// fetched again on resume.
+#[derive(Debug, Default)]
+pub struct SeenFiles {
+    versions: HashMap<String, Seen>,
+    changed: BTreeSet<String>,
+}
+
+impl SeenFiles {
+    /// The version of `id` the model last saw.
+    pub fn get(&self, id: &str) -> Option<&Seen> {
+        self.versions.get(id)
+    }
+
+    /// The model saw `seen` of `id` (no longer a candidate).
+    pub fn saw(&mut self, id: &str, seen: Seen) {
+        self.versions.insert(id.to_string(), seen);
+        self.changed.remove(id);
+    }
+
+    /// Restores what the model saw of `id` (resume).
+    pub fn restore(&mut self, id: String, seen: Seen) {
+        self.versions.insert(id, seen);
+    }
+
+    /// `id` got a new version: a candidate if the model saw it.
+    pub fn new_version(&mut self, id: &str) {
+        if self.versions.contains_key(id) {
+            self.changed.insert(id.to_string());
+        }
+    }
+
+    /// The candidates since the last take, in id order.
+    pub fn take_changed(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.changed).into_iter().collect()
+    }
 }
 
 /// Longest diff shown inline (chars); longer changes get a one-line note.

@@ -76,9 +76,7 @@ pub async fn session_ids(store: &dyn Store, sessions: &[String]) -> Result<Vec<S
         }
         let prefix = format!("toolcall:{sid}:");
         ids.extend(toolcalls.iter().filter(|t| t.starts_with(&prefix)).cloned());
-        if let Some(Value::Array(index)) = session.get("session_index") {
-            ids.extend(index.iter().filter_map(Value::as_str).map(str::to_owned));
-        }
+        ids.extend(crate::session::documents::SessionDoc::parse(&session)?.session_index);
     }
     Ok(ids.into_iter().collect())
 }

@@ -10,21 +10,18 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::reconstruct::ReconstructPlan;
 use super::{Cached, OpResult, Session};
-use crate::context::aliases::{file_alias, Alias, AliasMiss, Aliases};
+use crate::context::aliases::{file_alias, Alias, AliasMiss};
 use crate::context::assembly::Layout;
 use crate::context::cache_layout::{
-    activation_text, CacheState, CacheStats, DocLookup, Env, FoldPlan, Frozen, HostFold, Items,
-    PASSTHROUGH_ROLES,
+    activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
 };
-use crate::context::chat::Turn;
 use crate::context::epochs::{utf16_len, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::model::ObjectType;
-use crate::store::{AsOf, Document, Store};
+use crate::store::Document;
 
 /// Tools whose result shows the objects named by their `id`/`ids` argument.
 const SHOWING_TOOLS: [&str; 3] = ["activate", "pin", "expand"];
@@ -155,7 +152,12 @@ impl Session {
 
     /// Aliases for an assistant message's calls `(tool, args)` and the files
     /// they name, then its item.
-    fn cache_assistant_calls(&mut self, turn: usize, msg: usize, calls: &[(String, Value)]) {
+    pub(super) fn cache_assistant_calls(
+        &mut self,
+        turn: usize,
+        msg: usize,
+        calls: &[(String, Value)],
+    ) {
         let first = self.cache.aliases.calls() as u32;
         for (tool, args) in calls {
             let file = self.file_of_call(tool, args);
@@ -268,7 +270,6 @@ impl Session {
             content: c.str("content").map(str::to_string),
         };
         self.set_seen(id, seen);
-        self.seen_changed.remove(id);
     }
 
     /// Records the version the model last saw of `id`: its text for the
@@ -278,17 +279,17 @@ impl Session {
             .state
             .seen
             .insert(id.to_string(), seen.object_hash.clone());
-        self.seen.insert(id.to_string(), seen);
+        self.seen.saw(id, seen);
     }
 
     /// Change notices (see [`crate::context::notices`]): files the model
     /// has in view whose version changed since it saw them, other than by
     /// its own edit/write, are told in one message after the last one.
     pub(super) fn notify_changes(&mut self) {
-        if self.seen_changed.is_empty() {
+        let ids = self.seen.take_changed();
+        if ids.is_empty() {
             return;
         }
-        let ids: Vec<String> = std::mem::take(&mut self.seen_changed).into_iter().collect();
         let mut parts = Vec::new();
         for id in ids {
             let Some(c) = self.objects.get(&id) else {
@@ -713,314 +714,4 @@ impl Session {
             serde_json::to_value(&self.cache.state).unwrap_or(Value::Null),
         )
     }
-
-    /// Restores the aliases and layout state from the chat document and
-    /// derives the rest from the turns. A chat written before aliases
-    /// existed gets them assigned again in order.
-    pub(super) fn cache_restore(&mut self, chat_doc: &Document) {
-        self.file_lines.clear();
-        let aliases: Option<Aliases> = chat_doc
-            .get("aliases")
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let state: Option<CacheState> = chat_doc
-            .get("layout")
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let calls_in_turns: usize = self
-            .chat
-            .turns
-            .iter()
-            .flat_map(|t| &t.messages)
-            .filter(|e| e.role == "assistant" && e.skipped.is_none())
-            .map(|e| e.tool_calls.as_ref().map_or(0, Vec::len))
-            .sum();
-        match (aliases, state) {
-            (Some(a), Some(s))
-                if a.t.len() == calls_in_turns
-                    && s.calls.len() == calls_in_turns
-                    && s.files.len() == a.f.len() =>
-            {
-                self.cache.aliases = a;
-                self.cache.state = s;
-                let turns = self.chat.turns.clone();
-                self.cache.rebuild(&turns);
-            }
-            _ => self.cache_replay_turns(),
-        }
-    }
-
-    /// Assigns aliases and sizes by walking the turns (no layout decisions).
-    fn cache_replay_turns(&mut self) {
-        self.cache = Default::default();
-        self.file_lines.clear();
-        let turns = self.chat.turns.clone();
-        for (t, turn) in turns.iter().enumerate() {
-            if turn.user.is_some() {
-                self.cache_user(t);
-            }
-            for (m, e) in turn.messages.iter().enumerate() {
-                match e.role.as_str() {
-                    "assistant" if e.skipped.is_none() => {
-                        let calls: Vec<(String, Value)> = e
-                            .tool_calls
-                            .iter()
-                            .flatten()
-                            .map(|c| {
-                                let args = match &c.toolcall_id {
-                                    Some(id) => self
-                                        .objects
-                                        .get(id)
-                                        .and_then(|o| o.doc.get("args").cloned()),
-                                    None => c.arguments.clone(),
-                                };
-                                (c.name.clone(), args.unwrap_or(Value::Null))
-                            })
-                            .collect();
-                        self.cache_assistant_calls(t, m, &calls);
-                    }
-                    "toolResult" if e.unmatched.is_none() => {
-                        let Some(id) = e.toolcall_id.clone() else {
-                            continue;
-                        };
-                        // The matching call: the oldest of that harness id without a result.
-                        let call = self
-                            .cache
-                            .items
-                            .list
-                            .iter()
-                            .filter(|it| {
-                                it.kind == crate::context::cache_layout::ItemKind::Assistant
-                            })
-                            .find_map(|it| {
-                                let a = &turns[it.turn as usize].messages[it.msg as usize];
-                                a.tool_calls
-                                    .iter()
-                                    .flatten()
-                                    .position(|c| c.toolcall_id.as_deref() == Some(id.as_str()))
-                                    .map(|k| it.call + k as u32)
-                            });
-                        let Some(call) = call else { continue };
-                        let Some(doc) = self.objects.get(&id).map(|c| c.doc.clone()) else {
-                            continue;
-                        };
-                        let content = doc
-                            .get("content")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        let is_error = doc.get("status").and_then(Value::as_str) == Some("fail");
-                        let args = doc.get("args").cloned().unwrap_or(Value::Null);
-                        self.cache.bind_result(
-                            call,
-                            &id,
-                            utf16_len(content),
-                            is_error,
-                            &args,
-                            Vec::new(),
-                            None,
-                            None,
-                        );
-                        self.cache.items.push_result(t, m, call);
-                    }
-                    r if e.raw.is_some() && PASSTHROUGH_ROLES.contains(&r) => {
-                        self.cache.items.push_passthrough(t, m)
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let files: Vec<String> = self.session_index.iter().cloned().collect();
-        for id in files {
-            self.cache_file_entered(&id);
-        }
-        self.cache.state.files_listed = self.cache.state.files.len() as u32;
-        // Derived again: whatever the store holds may differ.
-        self.cache.changed.all = true;
-    }
-
-    /// Fetches the versions activations showed (resume; not the fast path).
-    pub(super) async fn cache_restore_frozen(&mut self) -> Result<()> {
-        let wanted: Vec<(String, String)> = self
-            .cache
-            .state
-            .calls
-            .iter()
-            .flat_map(|c| &c.shows)
-            .filter(|s| !s.note)
-            .map(|s| (s.id.clone(), s.object_hash.clone()))
-            .collect();
-        for key in wanted {
-            if self.cache.frozen.contains_key(&key) {
-                continue;
-            }
-            if let Some(doc) = version_by_hash(&*self.store, &key.0, &key.1, None).await? {
-                self.cache.frozen.insert(key, doc);
-            }
-        }
-        Ok(())
-    }
-
-    /// Rebuilds what the model last saw of each file (resume): the content
-    /// of each seen version, from the object cache when it is still the
-    /// latest, else from the object's history. Before reconciliation, so a
-    /// file changed while no session ran is noticed at the next call.
-    pub(super) async fn cache_restore_seen(&mut self) -> Result<()> {
-        let seen: Vec<(String, String)> = self
-            .cache
-            .state
-            .seen
-            .iter()
-            .map(|(id, h)| (id.clone(), h.clone()))
-            .collect();
-        for (id, hash) in seen {
-            let latest = self.objects.get(&id).filter(|c| c.object_hash() == hash);
-            let content = match latest {
-                Some(c) => c.str("content").map(str::to_string),
-                None => version_by_hash(&*self.store, &id, &hash, None)
-                    .await?
-                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
-            };
-            self.seen.insert(
-                id,
-                Seen {
-                    object_hash: hash,
-                    content,
-                },
-            );
-        }
-        Ok(())
-    }
-}
-
-/// The version of `id` whose `object_hash` is `hash`: as of `tx` if given
-/// and matching, else from its history.
-async fn version_by_hash(
-    store: &dyn Store,
-    id: &str,
-    hash: &str,
-    tx: Option<i64>,
-) -> Result<Option<Document>> {
-    let ok = |d: &Document| d.get("object_hash").and_then(Value::as_str) == Some(hash);
-    if let Some(tx) = tx {
-        if let Some(d) = store.get_as_of(id, AsOf::TxId(tx)).await? {
-            if ok(&d) {
-                return Ok(Some(d));
-            }
-        }
-    }
-    Ok(store
-        .history(id)
-        .await?
-        .into_iter()
-        .rev()
-        .filter_map(|v| v.doc)
-        .find(|d| ok(d)))
-}
-
-/// Rebuilds a cache-layout call from the chat document as of its basis
-/// transaction and the shown versions (see [`ReconstructPlan`]).
-pub(super) async fn reconstruct(
-    plan: &ReconstructPlan,
-    store: &dyn Store,
-    chat_doc: &Document,
-    system_prompt: Option<&str>,
-    versions: &HashMap<String, (i64, String)>,
-) -> Result<Vec<Value>> {
-    let record = &plan.records[plan.call_index];
-    let epochs = record.epochs.ok_or_else(|| {
-        Error::Internal(format!(
-            "model call {} was not assembled in the cache layout",
-            record.call_index
-        ))
-    })?;
-    let turns: Vec<Turn> = serde_json::from_value(
-        chat_doc
-            .get("turns")
-            .cloned()
-            .unwrap_or(Value::Array(vec![])),
-    )
-    .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
-    let mut aliases: Aliases =
-        serde_json::from_value(chat_doc.get("aliases").cloned().unwrap_or(Value::Null))
-            .map_err(|e| Error::StoreProtocol(format!("chat aliases: {e}")))?;
-    aliases.reindex();
-    let state: CacheState =
-        serde_json::from_value(chat_doc.get("layout").cloned().unwrap_or(Value::Null))
-            .map_err(|e| Error::StoreProtocol(format!("chat layout state: {e}")))?;
-    let items = Items::from_turns(&turns, &aliases);
-    let limit = record.chat_messages;
-    if items.len() < limit || (epochs as usize) > state.epochs.len() {
-        return Err(Error::Internal(format!(
-            "chat at the basis of call {} has {} items and {} epochs, the call showed {limit} and {epochs}",
-            record.call_index,
-            items.len(),
-            state.epochs.len()
-        )));
-    }
-    // Toolcall objects are written once: fetch the calls' documents.
-    let ids: Vec<String> = aliases.t.iter().flatten().cloned().collect();
-    let mut docs: HashMap<String, Document> = HashMap::new();
-    for chunk in ids.chunks(1000) {
-        for d in store.get_many(chunk).await? {
-            if let Some(id) = d.get("xt/id").and_then(Value::as_str) {
-                docs.insert(id.to_string(), d);
-            }
-        }
-    }
-    for (id, d) in &docs {
-        if let Some((_, h)) = versions.get(id) {
-            if d.get("object_hash").and_then(Value::as_str) != Some(h) {
-                return Err(Error::Internal(format!(
-                    "static reference {id}: stored object_hash differs"
-                )));
-            }
-        }
-    }
-    let mut frozen = Frozen::new();
-    for s in state
-        .calls
-        .iter()
-        .flat_map(|c| &c.shows)
-        .filter(|s| !s.note)
-    {
-        let key = (s.id.clone(), s.object_hash.clone());
-        if frozen.contains_key(&key) {
-            continue;
-        }
-        let tx = versions.get(&s.id).map(|(tx, _)| *tx);
-        let doc = version_by_hash(store, &s.id, &s.object_hash, tx)
-            .await?
-            .ok_or_else(|| {
-                Error::Internal(format!(
-                    "static reference {}: no version {}",
-                    s.id, s.object_hash
-                ))
-            })?;
-        frozen.insert(key, doc);
-    }
-    let resolver = plan.resolver.clone();
-    let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
-    let env = Env {
-        turns: &turns,
-        items: &items,
-        aliases: &aliases,
-        state: &state,
-        policy: &plan.cache,
-        doc: &docs,
-        frozen: &frozen,
-        display: &display,
-        epochs,
-        limit,
-    };
-    let start = env.view_start();
-    let fold_user = env.fold().and_then(|f| f.user).map(|u| u as usize);
-    let mut rendered: HashMap<usize, String> = HashMap::new();
-    for i in (start..limit).chain(fold_user) {
-        rendered.insert(i, env.render_item(i));
-    }
-    // What the model received: the system prompt heads it whether the engine
-    // emitted it or the harness sent it itself (see ReconstructPlan::run).
-    let json = env.assemble(
-        &|i| rendered.get(&i).map_or("null", String::as_str),
-        system_prompt,
-    );
-    serde_json::from_str(&json).map_err(|e| Error::Internal(format!("assembly JSON: {e}")))
 }

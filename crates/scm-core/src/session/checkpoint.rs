@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::documents::ChatDoc;
 use super::Session;
 use crate::commits::{self, Artifact, Commit, CommitType, NewCommit, Trigger};
 use crate::error::{Error, Result};
@@ -329,10 +330,7 @@ impl Session {
                     .get_as_of(&system_prompt_object_id(&parent), as_of)
                     .await?
                     .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string));
-                let calls = chat_doc
-                    .get("model_calls")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
+                let calls = ChatDoc::parse(&chat_doc).map_or(0, |c| c.model_calls().len());
                 let point = super::fork::ForkPoint {
                     call_index: calls.saturating_sub(1),
                     basis_tx: Some(tx),

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::resume::ids_of;
+use super::documents::{ChatDoc, SessionDoc};
 use super::{paged, Session, SessionOptions};
 use crate::context::ingest::fingerprint;
 use crate::context::static_refs::ModelCallRecord;
@@ -68,21 +68,11 @@ pub(super) struct ForkPoint {
 }
 
 /// Fingerprints a chat document's turns hold, as a multiset.
-fn consumed_fps(chat_doc: &Document) -> HashMap<&str, u32> {
+fn consumed_fps(chat: &ChatDoc) -> HashMap<&str, u32> {
     let mut out: HashMap<&str, u32> = HashMap::new();
-    for turn in chat_doc
-        .get("turns")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let user = turn.get("user").and_then(|u| u.get("fp"));
-        let msgs = turn.get("messages").and_then(Value::as_array);
-        for fp in user
-            .into_iter()
-            .chain(msgs.into_iter().flatten().filter_map(|m| m.get("fp")))
-            .filter_map(Value::as_str)
-        {
+    for turn in &chat.turns {
+        let user = turn.user.iter().map(|u| u.fp.as_str());
+        for fp in user.chain(turn.messages.iter().map(|m| m.fp.as_str())) {
             *out.entry(fp).or_default() += 1;
         }
     }
@@ -104,29 +94,32 @@ fn covered(fps: &[String], seen: &HashMap<&str, u32>) -> usize {
 
 /// Whether the chat document (as of a call) consumed exactly `fps[..m]`.
 fn cursor_matches(chat_doc: &Document, fps: &[String], m: usize) -> bool {
-    let cursor = chat_doc.get("cursor");
-    let consumed = cursor
-        .and_then(|c| c.get("consumed"))
-        .and_then(Value::as_u64);
-    let last_fp = cursor
-        .and_then(|c| c.get("last_fp"))
-        .and_then(Value::as_str);
-    consumed == Some(m as u64)
-        && last_fp == m.checked_sub(1).map(|i| fps[i].as_str())
-        && covered(&fps[..m], &consumed_fps(chat_doc)) == m
+    let Ok(chat) = ChatDoc::parse(chat_doc) else {
+        return false;
+    };
+    let Some(cursor) = &chat.cursor else {
+        return false;
+    };
+    cursor.consumed == m
+        && cursor.last_fp.as_deref() == m.checked_sub(1).map(|i| fps[i].as_str())
+        && covered(&fps[..m], &consumed_fps(&chat)) == m
 }
 
 /// The parent's sets as the record of call `r` describes them: the pool
 /// prefix it showed and its active positions (the session document may have
 /// moved on since, e.g. by an operation after the parent's last call).
 fn sets_as_recorded(session_doc: &mut Document, r: &ModelCallRecord) {
-    let pool = ids_of(session_doc, "metadata_pool");
+    let SessionDoc {
+        metadata_pool: pool,
+        pinned_set,
+        ..
+    } = SessionDoc::parse(session_doc).unwrap_or_default();
     if pool.len() < r.pool_len {
         return; // not this session's pool: keep the document as it is
     }
     let pool = &pool[..r.pool_len];
     let active: Vec<&String> = r.active.iter().filter_map(|&p| pool.get(p)).collect();
-    let pinned: Vec<String> = ids_of(session_doc, "pinned_set")
+    let pinned: Vec<String> = pinned_set
         .into_iter()
         .filter(|id| active.contains(&id))
         .collect();
@@ -161,14 +154,12 @@ async fn fork_point(
     else {
         return Ok(None);
     };
-    let records: Vec<ModelCallRecord> = match chat_doc.get("model_calls") {
-        Some(v) => serde_json::from_value(v.clone())
-            .map_err(|e| Error::StoreProtocol(format!("{chat_id}: bad model_calls: {e}")))?,
-        None => Vec::new(),
-    };
+    let chat =
+        ChatDoc::parse(&chat_doc).map_err(|e| Error::StoreProtocol(format!("{chat_id}: {e}")))?;
+    let records: Vec<ModelCallRecord> = chat.model_calls.clone().unwrap_or_default();
     let fps: Vec<String> = messages.iter().map(fingerprint).collect();
     // Everything a candidate consumed, the parent still holds: prune by it.
-    let reach = covered(&fps, &consumed_fps(&chat_doc));
+    let reach = covered(&fps, &consumed_fps(&chat));
     let prompt_of = |d: Option<Document>| {
         d.and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string))
     };

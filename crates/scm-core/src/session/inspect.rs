@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::documents::ChatDoc;
 use super::{paged, persist::Books, PoolEntry, Session, SessionOptions};
 use crate::context::assembly::Layout;
 use crate::context::epochs::units;
@@ -129,23 +130,15 @@ async fn session_summary(store: &dyn Store, id: String) -> Result<Option<Session
 /// The layout a stored session ran with: its call records say (cache layout
 /// records carry `epochs`), else its chat document's cache state.
 fn stored_layout(chat: Option<&Document>) -> Option<Layout> {
-    let chat = chat?;
-    if let Some(first) = chat
-        .get("model_calls")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-    {
-        return Some(if first.get("epochs").is_some() {
+    let chat = ChatDoc::parse(chat?).ok()?;
+    if let Some(first) = chat.model_calls().first() {
+        return Some(if first.epochs.is_some() {
             Layout::Cache
         } else {
             Layout::Spec
         });
     }
-    let has_state = chat
-        .get("layout")
-        .and_then(|l| l.get("calls"))
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty());
+    let has_state = chat.layout.is_some_and(|l| !l.calls.is_empty());
     has_state.then_some(Layout::Cache)
 }
 

@@ -16,6 +16,8 @@
 //! Sets (SSOT §3.1) hold content objects (`file`, `toolcall`) only:
 //! `session_index` (append-only), `metadata_pool`, `active_set`,
 //! `pinned_set`, all insertion-ordered.
+//!
+//! (Over ~800 lines for now: `Session`'s fields and its core lifecycle; its parts move into their own types one by one, issue 15 item 2.)
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::Receiver;
@@ -48,6 +50,7 @@ pub use sets::OrderedSet;
 mod cache;
 mod checkpoint;
 pub mod discovery;
+pub mod documents;
 mod fork;
 mod ingest;
 pub mod inspect;
@@ -447,9 +450,7 @@ pub struct Session {
     read_only: bool,
     /// Cache layout: per file, the version the model last saw (see
     /// `notify_changes` in [`cache`]).
-    seen: HashMap<String, cache::Seen>,
-    /// Files in `seen` that got a new version since.
-    seen_changed: std::collections::BTreeSet<String>,
+    seen: crate::context::notices::SeenFiles,
     /// The context-commit chain's tip and the chat position after it
     /// (see [`checkpoint`]).
     commit_tip: Option<(String, u64)>,
@@ -497,8 +498,7 @@ impl Session {
             write_error: None,
             output: Default::default(),
             file_lines: Vec::new(),
-            seen: HashMap::new(),
-            seen_changed: Default::default(),
+            seen: Default::default(),
             active_positions: ((0, 0), Vec::new()),
             last_consumed: Vec::new(),
             commit_tip: None,
@@ -706,9 +706,7 @@ impl Session {
         }
         self.objects.insert(id.clone(), Cached { doc, tx });
         self.forget_file_line(&id);
-        if self.seen.contains_key(&id) {
-            self.seen_changed.insert(id.clone());
-        }
+        self.seen.new_version(&id);
         if let Some(pos) = self.metadata_pool.position(&id) {
             self.pool_lines[pos] = self.render_pool_line(&id);
             self.dirty_versions.insert(id);

@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::documents::{ChatDoc, SessionDoc};
 use super::{paged, Session};
 use crate::context::assembly::{self, ActiveBlock, AssemblyInput, Layout, RenderOptions};
-use crate::context::chat::{self, Turn};
+use crate::context::cache_layout::{Env, Frozen, Items};
+use crate::context::chat;
 use crate::context::static_refs::ModelCallRecord;
 use crate::error::{Error, Result};
 use crate::fs::resolver::Resolver;
@@ -203,19 +205,10 @@ impl ReconstructPlan {
                 .as_ref()
                 .and_then(|d| d.get("content"))
                 .and_then(Value::as_str);
-            return super::cache::reconstruct(&self, store, &chat_doc, sp, &shown).await;
+            return reconstruct_cache(&self, store, &chat_doc, sp, &shown).await;
         }
         let session_doc = as_of(&self.session_doc_id).await?;
-        let pool_ids: Vec<String> = session_doc
-            .get("metadata_pool")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let pool_ids = SessionDoc::parse(&session_doc)?.metadata_pool;
         if pool_ids.len() < record.pool_len {
             return Err(Error::Internal(format!(
                 "session at tx {basis} has {} pool objects, call {} showed {}",
@@ -234,13 +227,7 @@ impl ReconstructPlan {
         };
 
         let chat_doc = as_of(&self.chat_id).await?;
-        let turns: Vec<Turn> = serde_json::from_value(
-            chat_doc
-                .get("turns")
-                .cloned()
-                .unwrap_or(Value::Array(vec![])),
-        )
-        .map_err(|e| Error::StoreProtocol(format!("chat turns: {e}")))?;
+        let turns = ChatDoc::parse(&chat_doc)?.turns;
         // Toolcall objects are written once: their args are the call's.
         let pool_index: HashMap<&str, usize> = pool_ids[..record.pool_len]
             .iter()
@@ -333,4 +320,136 @@ impl ReconstructPlan {
         };
         Ok(assembly::assemble(self.layout, &render, &input))
     }
+}
+
+/// The version of `id` whose `object_hash` is `hash`: as of `tx` if given
+/// and matching, else from its history.
+pub(super) async fn version_by_hash(
+    store: &dyn Store,
+    id: &str,
+    hash: &str,
+    tx: Option<i64>,
+) -> Result<Option<Document>> {
+    let ok = |d: &Document| d.get("object_hash").and_then(Value::as_str) == Some(hash);
+    if let Some(tx) = tx {
+        if let Some(d) = store.get_as_of(id, AsOf::TxId(tx)).await? {
+            if ok(&d) {
+                return Ok(Some(d));
+            }
+        }
+    }
+    Ok(store
+        .history(id)
+        .await?
+        .into_iter()
+        .rev()
+        .filter_map(|v| v.doc)
+        .find(|d| ok(d)))
+}
+
+/// Rebuilds a cache-layout call from the chat document as of its basis
+/// transaction and the shown versions (see [`ReconstructPlan`]).
+async fn reconstruct_cache(
+    plan: &ReconstructPlan,
+    store: &dyn Store,
+    chat_doc: &Document,
+    system_prompt: Option<&str>,
+    versions: &HashMap<String, (i64, String)>,
+) -> Result<Vec<Value>> {
+    let record = &plan.records[plan.call_index];
+    let epochs = record.epochs.ok_or_else(|| {
+        Error::Internal(format!(
+            "model call {} was not assembled in the cache layout",
+            record.call_index
+        ))
+    })?;
+    let ChatDoc {
+        turns,
+        aliases,
+        layout,
+        ..
+    } = ChatDoc::parse(chat_doc)?;
+    let mut aliases =
+        aliases.ok_or_else(|| Error::StoreProtocol("chat aliases: missing or malformed".into()))?;
+    aliases.reindex();
+    let state = layout
+        .ok_or_else(|| Error::StoreProtocol("chat layout state: missing or malformed".into()))?;
+    let items = Items::from_turns(&turns, &aliases);
+    let limit = record.chat_messages;
+    if items.len() < limit || (epochs as usize) > state.epochs.len() {
+        return Err(Error::Internal(format!(
+            "chat at the basis of call {} has {} items and {} epochs, the call showed {limit} and {epochs}",
+            record.call_index,
+            items.len(),
+            state.epochs.len()
+        )));
+    }
+    // Toolcall objects are written once: fetch the calls' documents.
+    let ids: Vec<String> = aliases.t.iter().flatten().cloned().collect();
+    let mut docs: HashMap<String, Document> = HashMap::new();
+    for chunk in ids.chunks(1000) {
+        for d in store.get_many(chunk).await? {
+            if let Some(id) = d.get("xt/id").and_then(Value::as_str) {
+                docs.insert(id.to_string(), d);
+            }
+        }
+    }
+    for (id, d) in &docs {
+        if let Some((_, h)) = versions.get(id) {
+            if d.get("object_hash").and_then(Value::as_str) != Some(h) {
+                return Err(Error::Internal(format!(
+                    "static reference {id}: stored object_hash differs"
+                )));
+            }
+        }
+    }
+    let mut frozen = Frozen::new();
+    for s in state
+        .calls
+        .iter()
+        .flat_map(|c| &c.shows)
+        .filter(|s| !s.note)
+    {
+        let key = (s.id.clone(), s.object_hash.clone());
+        if frozen.contains_key(&key) {
+            continue;
+        }
+        let tx = versions.get(&s.id).map(|(tx, _)| *tx);
+        let doc = version_by_hash(store, &s.id, &s.object_hash, tx)
+            .await?
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "static reference {}: no version {}",
+                    s.id, s.object_hash
+                ))
+            })?;
+        frozen.insert(key, doc);
+    }
+    let resolver = plan.resolver.clone();
+    let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+    let env = Env {
+        turns: &turns,
+        items: &items,
+        aliases: &aliases,
+        state: &state,
+        policy: &plan.cache,
+        doc: &docs,
+        frozen: &frozen,
+        display: &display,
+        epochs,
+        limit,
+    };
+    let start = env.view_start();
+    let fold_user = env.fold().and_then(|f| f.user).map(|u| u as usize);
+    let mut rendered: HashMap<usize, String> = HashMap::new();
+    for i in (start..limit).chain(fold_user) {
+        rendered.insert(i, env.render_item(i));
+    }
+    // What the model received: the system prompt heads it whether the engine
+    // emitted it or the harness sent it itself (see ReconstructPlan::run).
+    let json = env.assemble(
+        &|i| rendered.get(&i).map_or("null", String::as_str),
+        system_prompt,
+    );
+    serde_json::from_str(&json).map_err(|e| Error::Internal(format!("assembly JSON: {e}")))
 }

@@ -10,11 +10,16 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::cache::Seen;
+use super::documents::{ChatDoc, SessionDoc};
 use super::paged::{self, PagedDesc};
 use super::persist::Books;
-use super::{Cached, Session, SessionOptions, UseWindow, WatchState};
-use crate::context::chat::{self, Turn};
-use crate::context::static_refs::ModelCallRecord;
+use super::reconstruct::version_by_hash;
+use super::{Cached, Session, SessionOptions, WatchState};
+use crate::context::aliases::Aliases;
+use crate::context::cache_layout::{CacheState, PASSTHROUGH_ROLES};
+use crate::context::chat;
+use crate::context::epochs::utf16_len;
 use crate::error::{Error, Result};
 use crate::fs::indexer::{IndexResult, Indexer};
 use crate::fs::resolver::ResolvedPath;
@@ -26,19 +31,6 @@ use crate::store::{Document, Store, ID_KEY};
 const FETCH_CHUNK: usize = 1000;
 /// Files reconciled concurrently.
 const RECONCILE_CONCURRENCY: usize = 16;
-
-/// The string ids in a document's array field (empty when absent).
-pub(super) fn ids_of(doc: &Document, key: &str) -> Vec<String> {
-    doc.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 fn validate_session_id(id: &str) -> Result<()> {
     if id.trim().is_empty() || id.len() > 512 || id.chars().any(char::is_control) {
@@ -171,14 +163,12 @@ impl Session {
         reconcile: bool,
     ) -> Result<()> {
         use super::OrderedSet;
-        self.session_index = OrderedSet::from_ids(ids_of(session_doc, "session_index"));
-        self.metadata_pool = OrderedSet::from_ids(ids_of(session_doc, "metadata_pool"));
-        self.active_set = OrderedSet::from_ids(ids_of(session_doc, "active_set"));
-        self.pinned_set = OrderedSet::from_ids(ids_of(session_doc, "pinned_set"));
-        self.uses = session_doc
-            .get("recent_use")
-            .and_then(|v| serde_json::from_value::<UseWindow>(v.clone()).ok())
-            .unwrap_or_default();
+        let parsed = SessionDoc::parse(session_doc)?;
+        self.session_index = OrderedSet::from_ids(parsed.session_index);
+        self.metadata_pool = OrderedSet::from_ids(parsed.metadata_pool);
+        self.active_set = OrderedSet::from_ids(parsed.active_set);
+        self.pinned_set = OrderedSet::from_ids(parsed.pinned_set);
+        self.uses = parsed.recent_use.unwrap_or_default();
 
         // Batch-fetch every indexed object.
         let all = self.session_index.to_vec();
@@ -191,8 +181,12 @@ impl Session {
         }
 
         if let Some(chat_doc) = chat_doc {
-            self.restore_chat(chat_doc)?;
-            self.cache_restore(chat_doc);
+            let mut chat = ChatDoc::parse(chat_doc).map_err(|e| {
+                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.chat_id))
+            })?;
+            let (aliases, layout) = (chat.aliases.take(), chat.layout.take());
+            self.restore_chat(chat);
+            self.cache_restore(aliases, layout);
             self.cache_restore_frozen().await?;
             self.cache_restore_seen().await?;
         }
@@ -231,32 +225,18 @@ impl Session {
         Ok(())
     }
 
-    fn restore_chat(&mut self, doc: &Document) -> Result<()> {
-        let turns: Vec<Turn> = match doc.get("turns") {
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
-                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.chat_id))
-            })?,
-            None => Vec::new(),
-        };
-        self.calls = doc
-            .get("model_calls")
-            .and_then(|v| serde_json::from_value::<Vec<ModelCallRecord>>(v.clone()).ok())
-            .unwrap_or_default();
+    fn restore_chat(&mut self, parsed: ChatDoc) {
+        let cursor = parsed.cursor();
+        let turns = parsed.turns;
+        self.calls = parsed.model_calls.unwrap_or_default();
         for r in &self.calls {
             for v in &r.versions {
                 self.recorded.insert(v.id.clone(), v.object_hash.clone());
             }
         }
-        self.chat.toolcall_refs = ids_of(doc, "toolcall_refs");
-        let cursor = doc.get("cursor");
-        self.cursor.consumed = cursor
-            .and_then(|c| c.get("consumed"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        self.cursor.last_fp = cursor
-            .and_then(|c| c.get("last_fp"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        self.chat.toolcall_refs = parsed.toolcall_refs;
+        self.cursor.consumed = cursor.consumed;
+        self.cursor.last_fp = cursor.last_fp;
 
         // Rebuild the rendered chat and the call bookkeeping.
         let objects = &self.objects;
@@ -301,7 +281,6 @@ impl Session {
         }
         chat_state.turns = turns;
         chat_state.reindex();
-        Ok(())
     }
 
     /// Checks every sourced object against its source: changed → new
@@ -352,10 +331,181 @@ impl Session {
             self.forget_file_line(&r.object_id);
             // A file the model saw changed while no session ran: told at
             // the next call (change notices).
-            if self.seen.contains_key(&r.object_id) {
-                self.seen_changed.insert(r.object_id.clone());
-            }
+            self.seen.new_version(&r.object_id);
             self.objects.insert(r.object_id, Cached { doc: r.doc, tx });
+        }
+        Ok(())
+    }
+}
+
+/// The cache layout on resume: its aliases and state from the chat
+/// document, the versions its activations showed and the files the model saw.
+impl Session {
+    /// Restores the aliases and layout state from the chat document and
+    /// derives the rest from the turns. A chat written before aliases
+    /// existed gets them assigned again in order.
+    pub(super) fn cache_restore(&mut self, aliases: Option<Aliases>, state: Option<CacheState>) {
+        self.file_lines.clear();
+        let calls_in_turns: usize = self
+            .chat
+            .turns
+            .iter()
+            .flat_map(|t| &t.messages)
+            .filter(|e| e.role == "assistant" && e.skipped.is_none())
+            .map(|e| e.tool_calls.as_ref().map_or(0, Vec::len))
+            .sum();
+        match (aliases, state) {
+            (Some(a), Some(s))
+                if a.t.len() == calls_in_turns
+                    && s.calls.len() == calls_in_turns
+                    && s.files.len() == a.f.len() =>
+            {
+                self.cache.aliases = a;
+                self.cache.state = s;
+                let turns = self.chat.turns.clone();
+                self.cache.rebuild(&turns);
+            }
+            _ => self.cache_replay_turns(),
+        }
+    }
+
+    /// Assigns aliases and sizes by walking the turns (no layout decisions).
+    fn cache_replay_turns(&mut self) {
+        self.cache = Default::default();
+        self.file_lines.clear();
+        let turns = self.chat.turns.clone();
+        for (t, turn) in turns.iter().enumerate() {
+            if turn.user.is_some() {
+                self.cache_user(t);
+            }
+            for (m, e) in turn.messages.iter().enumerate() {
+                match e.role.as_str() {
+                    "assistant" if e.skipped.is_none() => {
+                        let calls: Vec<(String, Value)> = e
+                            .tool_calls
+                            .iter()
+                            .flatten()
+                            .map(|c| {
+                                let args = match &c.toolcall_id {
+                                    Some(id) => self
+                                        .objects
+                                        .get(id)
+                                        .and_then(|o| o.doc.get("args").cloned()),
+                                    None => c.arguments.clone(),
+                                };
+                                (c.name.clone(), args.unwrap_or(Value::Null))
+                            })
+                            .collect();
+                        self.cache_assistant_calls(t, m, &calls);
+                    }
+                    "toolResult" if e.unmatched.is_none() => {
+                        let Some(id) = e.toolcall_id.clone() else {
+                            continue;
+                        };
+                        // The matching call: the oldest of that harness id without a result.
+                        let call = self
+                            .cache
+                            .items
+                            .list
+                            .iter()
+                            .filter(|it| {
+                                it.kind == crate::context::cache_layout::ItemKind::Assistant
+                            })
+                            .find_map(|it| {
+                                let a = &turns[it.turn as usize].messages[it.msg as usize];
+                                a.tool_calls
+                                    .iter()
+                                    .flatten()
+                                    .position(|c| c.toolcall_id.as_deref() == Some(id.as_str()))
+                                    .map(|k| it.call + k as u32)
+                            });
+                        let Some(call) = call else { continue };
+                        let Some(doc) = self.objects.get(&id).map(|c| c.doc.clone()) else {
+                            continue;
+                        };
+                        let content = doc
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        let is_error = doc.get("status").and_then(Value::as_str) == Some("fail");
+                        let args = doc.get("args").cloned().unwrap_or(Value::Null);
+                        self.cache.bind_result(
+                            call,
+                            &id,
+                            utf16_len(content),
+                            is_error,
+                            &args,
+                            Vec::new(),
+                            None,
+                            None,
+                        );
+                        self.cache.items.push_result(t, m, call);
+                    }
+                    r if e.raw.is_some() && PASSTHROUGH_ROLES.contains(&r) => {
+                        self.cache.items.push_passthrough(t, m)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let files: Vec<String> = self.session_index.iter().cloned().collect();
+        for id in files {
+            self.cache_file_entered(&id);
+        }
+        self.cache.state.files_listed = self.cache.state.files.len() as u32;
+        // Derived again: whatever the store holds may differ.
+        self.cache.changed.all = true;
+    }
+
+    /// Fetches the versions activations showed (resume; not the fast path).
+    pub(super) async fn cache_restore_frozen(&mut self) -> Result<()> {
+        let wanted: Vec<(String, String)> = self
+            .cache
+            .state
+            .calls
+            .iter()
+            .flat_map(|c| &c.shows)
+            .filter(|s| !s.note)
+            .map(|s| (s.id.clone(), s.object_hash.clone()))
+            .collect();
+        for key in wanted {
+            if self.cache.frozen.contains_key(&key) {
+                continue;
+            }
+            if let Some(doc) = version_by_hash(&*self.store, &key.0, &key.1, None).await? {
+                self.cache.frozen.insert(key, doc);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds what the model last saw of each file (resume): the content
+    /// of each seen version, from the object cache when it is still the
+    /// latest, else from the object's history. Before reconciliation, so a
+    /// file changed while no session ran is noticed at the next call.
+    pub(super) async fn cache_restore_seen(&mut self) -> Result<()> {
+        let seen: Vec<(String, String)> = self
+            .cache
+            .state
+            .seen
+            .iter()
+            .map(|(id, h)| (id.clone(), h.clone()))
+            .collect();
+        for (id, hash) in seen {
+            let latest = self.objects.get(&id).filter(|c| c.object_hash() == hash);
+            let content = match latest {
+                Some(c) => c.str("content").map(str::to_string),
+                None => version_by_hash(&*self.store, &id, &hash, None)
+                    .await?
+                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
+            };
+            self.seen.restore(
+                id,
+                Seen {
+                    object_hash: hash,
+                    content,
+                },
+            );
         }
         Ok(())
     }

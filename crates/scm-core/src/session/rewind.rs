@@ -35,6 +35,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::documents::ChatDoc;
 use super::{paged, Session, SessionOptions};
 use crate::commits::{self, timeline, Artifact, Commit};
 use crate::context::ingest::fingerprint;
@@ -105,17 +106,13 @@ pub async fn branch_commit(
         let Some(chat_doc) = paged::get_as_of(store, chat, as_of).await? else {
             continue;
         };
-        let cursor = chat_doc.get("cursor");
-        let consumed = cursor
-            .and_then(|c| c.get("consumed"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        let last = cursor
-            .and_then(|c| c.get("last_fp"))
-            .and_then(Value::as_str);
+        let cursor = ChatDoc::parse(&chat_doc)
+            .map(|c| c.cursor())
+            .unwrap_or_default();
+        let consumed = cursor.consumed;
         let holds = consumed > 0
             && consumed <= fps.len()
-            && last == Some(fps[consumed - 1].as_str())
+            && cursor.last_fp.as_deref() == Some(fps[consumed - 1].as_str())
             && commits::materialize::flatten(&chat_doc).len() as u64 == *to;
         if !holds {
             continue;
@@ -150,10 +147,8 @@ async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget
     ) else {
         return Ok(None);
     };
-    let consumed = chat_doc
-        .get("cursor")
-        .and_then(|c| c.get("consumed"))
-        .and_then(Value::as_u64)
+    let consumed = ChatDoc::parse(&chat_doc)
+        .map(|c| c.cursor().consumed)
         .unwrap_or(0);
     if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
         return Ok(None);

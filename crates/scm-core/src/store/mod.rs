@@ -11,6 +11,8 @@ use crate::error::Result;
 
 pub mod conformance;
 pub mod embedded;
+pub mod search;
+pub mod time;
 pub mod xtdb;
 
 /// A stored document: a JSON object with an `"xt/id"` string key.
@@ -110,13 +112,13 @@ pub trait Store: Send + Sync {
     async fn counts(&self) -> Result<StoreCounts>;
 
     /// Full-text search over the latest version of every content object
-    /// (see [`crate::memory::search`]; call it through
+    /// (see [`crate::store::search`]; call it through
     /// `memory::search`, which prepares the query). Stores that do not index
     /// say so.
     async fn search(
         &self,
-        query: &crate::memory::search::SearchQuery,
-    ) -> Result<Vec<crate::memory::search::SearchHit>> {
+        query: &crate::store::search::SearchQuery,
+    ) -> Result<Vec<crate::store::search::SearchHit>> {
         let _ = query;
         Err(crate::Error::InvalidArgument(format!(
             "search: the {} store does not support search",

@@ -5,10 +5,11 @@
 //! until the budget is spent; older turns get one line of ids. Everything
 //! folded stays retrievable by id.
 
-use super::aliases::{call_alias, file_alias};
-use super::cache_layout::{FileEntry, Item, ItemKind};
-use super::chat::{MessageEntry, Turn};
-use super::epochs::CallState;
+use super::items::{Item, ItemKind};
+use super::records::FileEntry;
+use crate::context::aliases::{call_alias, file_alias};
+use crate::context::chat::{MessageEntry, Turn};
+use crate::context::epochs::CallState;
 use serde_json::Value;
 
 /// First line of every fold message.

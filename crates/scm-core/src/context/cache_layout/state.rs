@@ -1,0 +1,852 @@
+//! The cache layout's state machine: calls, files and results arrive,
+//! epochs collapse, folds cut; rendered items are cached per epoch.
+//!
+//! (Over ~800 lines on purpose: one state machine whose steps share private caches; records, items and rendering are its siblings.)
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::fold::{self, FOLD_LINE};
+use super::items::{ItemKind, Items};
+use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord};
+use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
+use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
+use crate::context::chat::Turn;
+use crate::context::epochs::{self, utf16_len, CachePolicy, CallState, Shown};
+use crate::context::working::{self, FileCalls};
+use crate::model::FilesystemSource;
+
+/// A host compaction seen at ingest, applied at the next assembly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFold {
+    pub summary: String,
+    /// Fingerprint of the first message the host kept (if it kept any).
+    pub first_kept_fp: Option<String>,
+    /// Items that existed when the summary arrived (cut if nothing was kept).
+    pub items_at: u32,
+}
+
+/// A fold the last epoch proposed; applied if the skeleton is over budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldPlan {
+    pub cut: u32,
+    pub user: Option<u32>,
+}
+
+/// Counters for tests and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheStats {
+    pub epochs: usize,
+    /// Change notices (files the model saw that changed).
+    #[serde(default)]
+    pub notices: usize,
+    pub folds: usize,
+    pub host_folds: usize,
+    pub collapsed_results: usize,
+    pub collapsed_args: usize,
+    pub dedupes: usize,
+    pub live_units: u64,
+    pub items: usize,
+}
+
+/// Items of the persisted lists (`aliases.t`, `state.calls`, `state.files`,
+/// `state.epochs`) changed in place since the writer last took them, so a
+/// flush pages only those instead of comparing every list with what it
+/// wrote (O(history) per flush). Appends need no entry: the writer sees the
+/// lengths; `aliases.f` and `state.folds` only grow.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Changed {
+    pub alias_t: BTreeSet<u32>,
+    pub calls: BTreeSet<u32>,
+    pub files: BTreeSet<u32>,
+    pub epochs: BTreeSet<u32>,
+    /// Everything may differ from what was written (the state was derived
+    /// again from the turns).
+    pub all: bool,
+}
+
+/// One chat item as rendered, with its size as the fold trigger counts it.
+#[derive(Debug, Clone)]
+struct Rendered {
+    json: String,
+    chars: u64,
+    /// An assistant message with thinking (an epoch that drops thinking
+    /// before it renders it again).
+    thinking: bool,
+}
+
+/// The cache layout of one session: persisted state plus derived caches.
+#[derive(Debug, Default)]
+pub struct CacheLayout {
+    pub aliases: Aliases,
+    pub state: CacheState,
+    /// What changed in place since the last flush took it.
+    pub changed: Changed,
+    pub items: Items,
+    /// Rendered items; an epoch invalidates the ones it changed.
+    json: Vec<Option<Rendered>>,
+    /// Calls an epoch could still collapse ([`CallState::open`]), of the
+    /// first `open_looked`; bind_result re-adds a call it changed.
+    open: Vec<u32>,
+    open_looked: usize,
+    /// The state's text messages, serialised.
+    texts: TextJson,
+    /// Length of the last rendered context (sizes the next one).
+    out_len: usize,
+    /// Calls whose live units may not be 0 (of the first `looked`).
+    unsettled: Vec<u32>,
+    looked: usize,
+    /// Size of the last rendered context as the fold trigger counts it.
+    pub rendered_chars: u64,
+    /// Exact versions shown by activations.
+    pub frozen: Frozen,
+    /// Object id → the newest call that shows its content (read, write,
+    /// activation), for pins and deactivation.
+    pub latest_show: HashMap<String, u32>,
+    pub host_fold: Option<HostFold>,
+    pub fold_plan: Option<FoldPlan>,
+    /// Per file, the calls that touched it (working files).
+    file_calls: FileCalls,
+    /// Calls whose result arrived since the last render: the model has not
+    /// seen them, so no epoch collapses them.
+    fresh: Vec<u32>,
+}
+
+impl CacheLayout {
+    /// After restoring `aliases` and `state`: derive the items and links.
+    pub fn rebuild<T: AsRef<Turn>>(&mut self, turns: &[T]) {
+        self.aliases.reindex();
+        self.items = Items::from_turns(turns, &self.aliases);
+        self.json.clear();
+        self.open.clear();
+        self.open_looked = 0;
+        self.texts = TextJson::default();
+        self.unsettled.clear();
+        self.looked = 0;
+        self.latest_show.clear();
+        self.file_calls.clear();
+        self.fresh.clear();
+        for i in 0..self.state.calls.len() {
+            self.note_show(i as u32, self.state.calls[i].clone());
+            self.note_file_calls(i as u32);
+        }
+    }
+
+    /// Files of call `call` (its path's, its activation's) → `file_calls`.
+    fn note_file_calls(&mut self, call: u32) {
+        let c = &self.state.calls[call as usize];
+        if let Some(f) = c.file {
+            self.file_calls.note(f, call);
+        }
+        let shown: Vec<u32> = shows_files(&self.aliases, c);
+        for f in shown {
+            self.file_calls.note(f, call);
+        }
+    }
+
+    /// Whether the model has file `f`'s content in view: a read, write or
+    /// activation result of it live, or an edit body of it live, after the
+    /// fold cut.
+    pub fn file_in_view(&self, f: u32) -> bool {
+        let epochs = self.state.epochs.len() as u32;
+        let start = self.fold_cut();
+        self.file_calls.of(f).iter().any(|&k| {
+            let c = &self.state.calls[k as usize];
+            let result_in_view = self.items.result_item[k as usize].is_some_and(|r| r >= start);
+            let args_in_view = self
+                .items
+                .assistant_item
+                .get(k as usize)
+                .is_some_and(|&a| a >= start);
+            match c.tool.as_str() {
+                "edit" => args_in_view && c.args_live_at(epochs),
+                "write" => args_in_view && c.args_live_at(epochs),
+                _ => result_in_view && c.result_live_at(epochs) && c.dedupe_of.is_none(),
+            }
+        })
+    }
+
+    /// Calls whose result arrived since the last render (unseen).
+    pub fn fresh(&self) -> &[u32] {
+        &self.fresh
+    }
+
+    /// Calls kept at the last epoch for the working files.
+    pub fn working(&self) -> &[u32] {
+        self.state
+            .epochs
+            .iter()
+            .rev()
+            .find(|e| !e.notice)
+            .map_or(&[], |e| e.working.as_slice())
+    }
+
+    /// Appends a text after the last item (see [`EpochRecord::notice`]): an
+    /// epoch that collapses nothing.
+    pub fn push_notice(&mut self, call_index: u32, text: String) {
+        let (thinking_before, working) = self
+            .state
+            .epochs
+            .last()
+            .map_or((0, Vec::new()), |e| (e.thinking_before, e.working.clone()));
+        self.state.epochs.push(EpochRecord {
+            call: call_index,
+            thinking_before,
+            anchor: self.items.len().saturating_sub(1) as u32,
+            delta: Some(text),
+            working,
+            notice: true,
+        });
+    }
+
+    fn note_show(&mut self, call: u32, c: CallState) {
+        if !c.has_result || c.is_error {
+            return;
+        }
+        // An identical re-read shows nothing itself: its original stays the newest showing call.
+        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe_of.is_none() {
+            if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
+                self.latest_show.insert(id.clone(), call);
+            }
+        }
+        for s in c.shows.iter().filter(|s| !s.note) {
+            self.latest_show.insert(s.id.clone(), call);
+        }
+    }
+
+    /// A new tool-call block.
+    pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>) -> u32 {
+        let i = self.aliases.push_call();
+        let ranged = tool == "read"
+            && ["offset", "limit"]
+                .iter()
+                .any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
+        self.state.calls.push(CallState {
+            tool: tool.to_string(),
+            arg_chars: arg_chars(tool, args),
+            file,
+            ranged,
+            ..Default::default()
+        });
+        if let Some(f) = file {
+            self.file_calls.note(f, i);
+        }
+        i
+    }
+
+    /// A file seen (by a tool call's path or by the session): its index.
+    pub fn file(&mut self, object_id: &str, path: impl FnOnce() -> String) -> u32 {
+        let (i, new) = self.aliases.file(object_id);
+        if new {
+            self.state.files.push(FileEntry {
+                path: path(),
+                chars: 0,
+            });
+        }
+        i
+    }
+
+    /// The result of call `call` arrived as toolcall `object_id`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_result(
+        &mut self,
+        call: u32,
+        object_id: &str,
+        result_chars: u64,
+        is_error: bool,
+        args: &Value,
+        shows: Vec<Shown>,
+        dedupe_of: Option<u32>,
+        points_to: Option<u32>,
+    ) {
+        self.aliases.bind_call(call, object_id);
+        self.changed.alias_t.insert(call);
+        if (call as usize) < self.open_looked {
+            self.open.push(call);
+        }
+        let Some(c) = self.state.calls.get_mut(call as usize) else {
+            return;
+        };
+        self.changed.calls.insert(call);
+        c.has_result = true;
+        c.is_error = is_error;
+        c.result_chars = result_chars;
+        c.shows = shows;
+        c.dedupe_of = dedupe_of;
+        c.points_to = points_to;
+        // File sizes as the calls show them (the prototype's rule).
+        if let (Some(f), false) = (c.file, is_error) {
+            if let Some(fe) = self.state.files.get_mut(f as usize) {
+                self.changed.files.insert(f);
+                match c.tool.as_str() {
+                    "read" => fe.chars = fe.chars.max(result_chars),
+                    "write" => fe.chars = c.arg_chars,
+                    "edit" => {
+                        let s = |k: &str| {
+                            args.get(k).and_then(Value::as_str).map_or(0, utf16_len) as i64
+                        };
+                        fe.chars = (fe.chars as i64 + s("newText") - s("oldText")).max(0) as u64;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let c = c.clone();
+        self.note_show(call, c);
+        self.note_file_calls(call);
+        self.fresh.push(call);
+    }
+
+    /// The earlier call a new read is identical to: same file, same
+    /// arguments, same text, no other tool on that file in between, and
+    /// the earlier one still live.
+    pub fn find_dedupe(
+        &self,
+        call: u32,
+        args: &Value,
+        text: &str,
+        doc: &dyn DocLookup,
+    ) -> Option<u32> {
+        let c = self.state.calls.get(call as usize)?;
+        if c.tool != "read" || c.file.is_none() {
+            return None;
+        }
+        for j in (0..call).rev() {
+            let p = &self.state.calls[j as usize];
+            if p.file != c.file {
+                continue;
+            }
+            if p.tool != "read" {
+                return None;
+            }
+            let Some(d) = self.aliases.t[j as usize]
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))
+            else {
+                continue;
+            };
+            if d.get("args") != Some(args) {
+                continue;
+            }
+            let same = d.get("content").and_then(Value::as_str) == Some(text);
+            return (same && !p.is_error && p.collapsed.is_none() && p.dedupe_of.is_none())
+                .then_some(j);
+        }
+        None
+    }
+
+    /// Calls that never collapse: pinned toolcalls and the newest showing
+    /// call of each pinned object.
+    pub fn pinned_calls<'s>(&self, pinned: impl Iterator<Item = &'s String>) -> HashSet<usize> {
+        let mut out = HashSet::new();
+        for id in pinned {
+            if let Some(c) = self.aliases.call_of(id) {
+                out.insert(c as usize);
+            }
+            if let Some(&c) = self.latest_show.get(id) {
+                out.insert(c as usize);
+            }
+        }
+        out
+    }
+
+    pub fn live_units(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
+        epochs::live_units(&self.state.calls, p, |i| pinned.contains(&i))
+    }
+
+    /// [`CacheLayout::live_units`] over the calls not settled yet (checked
+    /// on every call: O(live calls), not O(calls)).
+    pub fn live_units_now(&mut self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
+        let calls = &self.state.calls;
+        self.unsettled
+            .extend(self.looked.min(calls.len()) as u32..calls.len() as u32);
+        self.looked = calls.len();
+        self.unsettled.retain(|&c| !calls[c as usize].settled(p));
+        let n = self
+            .unsettled
+            .iter()
+            .filter(|&&c| !pinned.contains(&(c as usize)))
+            .map(|&c| calls[c as usize].live_units(p))
+            .sum();
+        debug_assert_eq!(n, self.live_units(p, pinned), "a settled call changed");
+        n
+    }
+
+    /// Live units that pending deactivations would free.
+    pub fn deactivated_units(&self, p: &CachePolicy) -> u64 {
+        self.state
+            .deactivated
+            .iter()
+            .filter_map(|&c| self.state.calls.get(c as usize))
+            .map(|c| c.live_units(p))
+            .sum()
+    }
+
+    /// Calls showing `object_id` that are still live (for deactivate).
+    pub fn live_calls_of(&self, object_id: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        if let Some(c) = self.aliases.call_of(object_id) {
+            out.push(c);
+        }
+        if let Some(Alias::File(f)) = self.aliases.of_object(object_id) {
+            for (i, c) in self.state.calls.iter().enumerate() {
+                if c.file == Some(f)
+                    && matches!(c.tool.as_str(), "read" | "write")
+                    && c.collapsed.is_none()
+                {
+                    out.push(i as u32);
+                }
+            }
+        }
+        for (i, c) in self.state.calls.iter().enumerate() {
+            if c.shows.iter().any(|s| s.id == object_id && !s.note) && c.collapsed.is_none() {
+                out.push(i as u32);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Runs an epoch (see [`super::epochs`]) at model call `call_index`;
+    /// `file_line(i)` renders file i's delta line. Proposes a fold. Unless
+    /// `force`d (a host fold needs its epoch), an epoch that would collapse
+    /// nothing does not run. Returns
+    /// the calls whose result or arguments it collapsed. O(calls still
+    /// open + kept), not O(calls).
+    pub fn run_epoch(
+        &mut self,
+        p: &CachePolicy,
+        call_index: u32,
+        pinned: &HashSet<usize>,
+        file_line: &dyn Fn(u32) -> String,
+        force: bool,
+    ) -> Vec<u32> {
+        let number = self.state.epochs.len() as u32 + 1;
+        let deactivated: HashSet<usize> =
+            self.state.deactivated.iter().map(|&c| c as usize).collect();
+        let mut kept = epochs::kept_calls(&self.state.calls, p, |i| deactivated.contains(&i));
+        // Never collapse what the model has not seen yet.
+        kept.extend(
+            self.fresh
+                .iter()
+                .map(|&c| c as usize)
+                .filter(|i| !deactivated.contains(i)),
+        );
+        // Thinking is dropped before the oldest call kept for recency.
+        let recent_oldest = kept.iter().min().copied();
+        let aliases = &self.aliases;
+        let prev = self.working().to_vec();
+        let mut work = working::working_calls(
+            &self.state.calls,
+            &self.file_calls,
+            p,
+            &|c| shows_files(aliases, c),
+            &prev,
+        );
+        work.retain(|i| !deactivated.contains(i));
+        kept.extend(work.iter().copied());
+        kept.sort_unstable();
+        kept.dedup();
+        let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
+        let n = self.state.calls.len();
+        self.open.extend(self.open_looked.min(n) as u32..n as u32);
+        self.open_looked = n;
+        self.open.sort_unstable();
+        self.open.dedup();
+        // Nothing to collapse (what is over `high` arrived with this call):
+        // no epoch; the next call runs it, once the model has seen that.
+        let collapsible = |c: &u32| {
+            let i = *c as usize;
+            let st = &self.state.calls[i];
+            kept.binary_search(&i).is_err()
+                && !is_pinned(i)
+                && ((st.result_collapsible(p) && st.collapsed.is_none())
+                    || (st.args_collapsible(p) && st.args_collapsed.is_none()))
+        };
+        if !force && !self.open.iter().any(collapsible) {
+            self.fold_plan = None;
+            // Files first seen are still listed, in a record that collapses
+            // nothing (appended: the cached prefix stays).
+            if let Some(delta) = self.delta(file_line, false) {
+                self.push_notice(call_index, delta);
+            }
+            return Vec::new();
+        }
+        #[cfg(debug_assertions)]
+        let mut every = self.state.calls.clone();
+        let changed = epochs::collapse_all_but(
+            &mut self.state.calls,
+            &self.open,
+            &kept,
+            p,
+            number,
+            is_pinned,
+        );
+        #[cfg(debug_assertions)]
+        {
+            let all: Vec<u32> = (0..n as u32).collect();
+            epochs::collapse_all_but(&mut every, &all, &kept, p, number, is_pinned);
+            assert!(every == self.state.calls, "a closed call was not open");
+        }
+        let calls = &self.state.calls;
+        self.open
+            .retain(|&c| calls.get(c as usize).is_some_and(|st| st.open(p)));
+        self.state.deactivated.clear();
+        // Only what this epoch collapsed renders differently.
+        for &c in &changed {
+            self.changed.calls.insert(c);
+            let st = &self.state.calls[c as usize];
+            if st.collapsed == Some(number) {
+                if let Some(Some(r)) = self.items.result_item.get(c as usize) {
+                    self.json.get_mut(*r as usize).map(Option::take);
+                }
+            }
+            if st.args_collapsed == Some(number) {
+                if let Some(&a) = self.items.assistant_item.get(c as usize) {
+                    self.json.get_mut(a as usize).map(Option::take);
+                }
+            }
+        }
+
+        // The assistant item holding the oldest kept call: thinking is
+        // dropped before it, and a fold would cut there.
+        let first_kept = kept
+            .first()
+            .map(|&oldest| self.first_assistant_from(oldest as u32));
+
+        // Thinking: every assistant item before the first one holding a call
+        // kept for recency (a working file's old read keeps no thinking).
+        let prev = self.state.epochs.last().map_or(0, |e| e.thinking_before);
+        let boundary = recent_oldest
+            .map(|oldest| self.first_assistant_from(oldest as u32))
+            .unwrap_or(prev);
+        let thinking_before = if p.drop_thinking {
+            prev.max(boundary)
+        } else {
+            prev
+        };
+        // Only items whose rendering has thinking change.
+        for i in prev..thinking_before {
+            if let Some(slot) = self.json.get_mut(i as usize) {
+                if slot.as_ref().is_some_and(|r| r.thinking) {
+                    *slot = None;
+                }
+            }
+        }
+
+        let delta = self.delta(file_line, false);
+        let anchor = self.items.len().saturating_sub(1) as u32;
+        self.state.epochs.push(EpochRecord {
+            call: call_index,
+            thinking_before,
+            anchor,
+            delta,
+            working: work.iter().map(|&i| i as u32).collect(),
+            notice: false,
+        });
+
+        // Fold proposal: cut at the first assistant holding a kept call, or
+        // at the current turn's prompt if later.
+        self.fold_plan = None;
+        if p.fold > 0 {
+            let mut cut = first_kept.unwrap_or(self.items.len() as u32);
+            let user = self
+                .items
+                .list
+                .iter()
+                .rposition(|it| it.kind == ItemKind::User)
+                .map(|u| u as u32);
+            if let Some(u) = user {
+                cut = cut.max(u);
+            }
+            self.fold_plan = Some(FoldPlan {
+                cut,
+                user: user.filter(|&u| u < cut),
+            });
+        }
+        changed
+    }
+
+    /// The first assistant item holding a call ≥ `call` (the last item if
+    /// it is an assistant without calls; else the item count). Calls are
+    /// numbered in item order, so it is the item of `call` itself.
+    fn first_assistant_from(&self, call: u32) -> u32 {
+        let found = self
+            .items
+            .assistant_item
+            .get(call as usize)
+            .copied()
+            .filter(|&a| {
+                self.items.list.get(a as usize).is_some_and(|it| {
+                    it.kind == ItemKind::Assistant && it.call <= call && call < it.call + it.calls
+                })
+            });
+        let scan = || {
+            let n = self.items.len();
+            self.items
+                .list
+                .iter()
+                .enumerate()
+                .find(|(i, it)| {
+                    it.kind == ItemKind::Assistant
+                        && ((it.calls > 0 && it.call + it.calls > call)
+                            || (it.calls == 0 && i + 1 == n))
+                })
+                .map_or(n as u32, |(i, _)| i as u32)
+        };
+        debug_assert!(found.is_none_or(|a| a == scan()), "calls out of item order");
+        found.unwrap_or_else(scan)
+    }
+
+    /// `FILES +k` with the files first seen since the last delta (all of
+    /// them when `all`).
+    fn delta(&mut self, file_line: &dyn Fn(u32) -> String, all: bool) -> Option<String> {
+        let from = if all { 0 } else { self.state.files_listed };
+        let to = self.state.files.len() as u32;
+        self.state.files_listed = to;
+        if from >= to {
+            return None;
+        }
+        let mut s = format!("FILES +{}", to - from);
+        for i in from..to {
+            s.push('\n');
+            s.push_str(&file_line(i));
+        }
+        Some(s)
+    }
+
+    /// Applies a fold at `plan` with summary `text` (prefixed with the fold
+    /// line); the epoch's delta becomes the full file list.
+    pub fn apply_fold(
+        &mut self,
+        plan: FoldPlan,
+        text: &str,
+        pinned_block: Option<String>,
+        host: bool,
+        file_line: &dyn Fn(u32) -> String,
+    ) {
+        let epoch = self.state.epochs.len() as u32;
+        let full = self.delta(file_line, true);
+        if let Some(e) = self.state.epochs.last_mut() {
+            e.delta = full;
+            self.changed.epochs.insert(epoch - 1);
+            self.texts.forget_epoch(epoch as usize - 1);
+        }
+        self.state.folds.push(FoldRecord {
+            epoch,
+            cut: plan.cut,
+            user: plan.user,
+            text: format!("{FOLD_LINE}\n{text}"),
+            pinned: pinned_block,
+            host,
+        });
+        self.fold_plan = None;
+    }
+
+    /// The current fold's cut (0 when unfolded).
+    pub fn fold_cut(&self) -> u32 {
+        self.state.folds.last().map_or(0, |f| f.cut)
+    }
+
+    /// Renders the current state: every item in view is rendered once per
+    /// epoch and cached.
+    pub fn render_json<T: AsRef<Turn>>(
+        &mut self,
+        turns: &[T],
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+        system: Option<&str>,
+        buf: String,
+    ) -> String {
+        let epochs = self.state.epochs.len() as u32;
+        let CacheLayout {
+            aliases,
+            state,
+            items,
+            json,
+            texts,
+            frozen,
+            rendered_chars,
+            out_len,
+            ..
+        } = self;
+        texts.fill(state);
+        let env = Env {
+            turns,
+            items,
+            aliases,
+            state,
+            policy: p,
+            doc,
+            frozen,
+            display,
+            epochs,
+            limit: items.len(),
+        };
+        json.resize(items.len(), None);
+        let start = env.view_start();
+        let fold = env.fold();
+        let fold_user = fold.and_then(|f| f.user).map(|u| u as usize);
+        let mut chars = utf16_len(HEADER);
+        for i in (start..items.len()).chain(fold_user) {
+            let r = json[i].get_or_insert_with(|| {
+                let (json, chars) = env.render_item_counted(i);
+                Rendered {
+                    json,
+                    chars,
+                    thinking: env.has_thinking(i),
+                }
+            });
+            chars += r.chars;
+        }
+        if let Some(f) = fold {
+            chars += utf16_len(&f.text) + f.pinned.as_deref().map_or(0, utf16_len);
+        }
+        for (k, e) in state.epochs.iter().enumerate() {
+            if e.anchor as usize >= start {
+                chars += texts.delta(k).map_or(0, |(_, n)| *n);
+            }
+        }
+        *rendered_chars = chars;
+        let json: &Vec<Option<Rendered>> = json;
+        // The last output's length plus room for the new messages: no regrowth.
+        let out = env.assemble_with(
+            &|i| json[i].as_ref().map_or("null", |r| r.json.as_str()),
+            system,
+            texts,
+            buf,
+            *out_len + *out_len / 8 + 4096,
+        );
+        *out_len = out.len();
+        self.fresh.clear();
+        out
+    }
+
+    pub fn stats(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> CacheStats {
+        let calls = &self.state.calls;
+        CacheStats {
+            epochs: self.state.epochs.iter().filter(|e| !e.notice).count(),
+            notices: self
+                .state
+                .epochs
+                .iter()
+                .filter(|e| {
+                    e.notice && e.delta.as_deref().is_some_and(|d| d.starts_with("CHANGED"))
+                })
+                .count(),
+            folds: self.state.folds.len(),
+            host_folds: self.state.folds.iter().filter(|f| f.host).count(),
+            collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
+            collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
+            dedupes: calls.iter().filter(|c| c.dedupe_of.is_some()).count(),
+            live_units: self.live_units(p, pinned),
+            items: self.items.len(),
+        }
+    }
+
+    /// The engine's fold summary for a cut (see [`fold`]).
+    pub fn summary<T: AsRef<Turn>>(&self, turns: &[T], cut: u32, p: &CachePolicy) -> String {
+        fold::extractive_summary(
+            turns,
+            &self.items.list,
+            cut as usize,
+            &self.state.calls,
+            &self.state.files,
+            p.summary_chars as usize,
+        )
+    }
+
+    /// The `PINNED` block for pinned calls whose place is before `cut`.
+    pub fn pinned_block<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+    ) -> Option<String> {
+        let mut calls: Vec<usize> = pinned
+            .iter()
+            .copied()
+            .filter(|&c| {
+                self.items
+                    .result_item
+                    .get(c)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|r| r < cut)
+            })
+            .collect();
+        if calls.is_empty() {
+            return None;
+        }
+        calls.sort_unstable();
+        let env = Env {
+            turns,
+            items: &self.items,
+            aliases: &self.aliases,
+            state: &self.state,
+            policy: p,
+            doc,
+            frozen: &self.frozen,
+            display,
+            epochs: self.state.epochs.len() as u32,
+            limit: self.items.len(),
+        };
+        let mut s = String::from("PINNED");
+        for c in calls {
+            let st = &self.state.calls[c];
+            let text = if st.tool == "write" {
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .and_then(|a| a.get("content"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            } else if st.tool == "edit" {
+                // The edit's bodies: what a working file's view needs.
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .map(|a| serde_json::to_string(a).unwrap_or_default())
+                    .unwrap_or_default()
+            } else {
+                env.live_text(c as u32)
+            };
+            let head = match st.file.filter(|_| st.shows.is_empty()) {
+                Some(f) => format!(
+                    "--- file id={} path={} ({}{}) ---",
+                    file_alias(f),
+                    self.state
+                        .files
+                        .get(f as usize)
+                        .map_or("", |e| e.path.as_str()),
+                    call_alias(c as u32),
+                    if st.tool == "edit" { " edit" } else { "" }
+                ),
+                None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
+            };
+            s.push('\n');
+            s.push_str(&head);
+            s.push('\n');
+            s.push_str(&text);
+        }
+        Some(s)
+    }
+}
+
+/// The files (alias indices) a call's activation shows.
+pub fn shows_files(aliases: &Aliases, c: &CallState) -> Vec<u32> {
+    c.shows
+        .iter()
+        .filter(|s| !s.note)
+        .filter_map(|s| match aliases.of_object(&s.id) {
+            Some(Alias::File(f)) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
