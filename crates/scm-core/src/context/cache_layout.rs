@@ -28,8 +28,9 @@ use super::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 use crate::store::Document;
 
-/// The constant header (second message): explains ids and refs once.
-pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
+/// The constant header (second message): explains ids and refs once. Its
+/// text lives with the layout's other words (`context/words.rs`).
+pub use super::words::HEADER;
 
 /// Roles rendered as they came (pi's `convertToLlm` turns them into user text).
 pub const PASSTHROUGH_ROLES: [&str; 3] = ["bashExecution", "custom", "branchSummary"];
