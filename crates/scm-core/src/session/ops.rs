@@ -318,7 +318,7 @@ impl Session {
         OpResult {
             ok: true,
             message: words::set_op_message(layout, outcome, &id, deleted),
-            text: words::set_op_text(layout, op, outcome, &id, &named, deleted),
+            text: words::set_op_text(layout, op, outcome, &id, named, deleted),
             outcome: Some(outcome),
             id: Some(id),
             code: None,
