@@ -100,6 +100,35 @@ export declare function defaultFilesystemId(): string;
 /** Version of the native addon. */
 export declare function nativeVersion(): string;
 
+/** One set-operation tool as a host registers it. */
+export interface ToolWords {
+  name: 'activate' | 'deactivate' | 'pin' | 'unpin';
+  label: string;
+  description: string;
+  /** The one line a host lists among its tools. */
+  snippet: string;
+}
+
+/**
+ * What a host tells the model about context management in one layout (the core's `context/words.rs`, which also
+ * writes the cache layout's header and the set operations' result texts): the pi package takes its system-prompt
+ * section and tool texts from here.
+ */
+export interface LayoutWords {
+  layout: 'spec' | 'cache';
+  /** The section added to the host's system prompt. */
+  systemSection: string;
+  /** The description of an `id` parameter. */
+  idDescription: string;
+  /** activate, deactivate, pin, unpin (in that order). */
+  tools: ToolWords[];
+  /** What the layout adds to the host's read tool. */
+  read: { descriptionSuffix: string; snippet?: string; guidelines: string[] };
+}
+
+/** The words of `layout`; INVALID_ARGUMENT for anything but 'spec' or 'cache'. */
+export declare function layoutWords(layout: 'spec' | 'cache'): LayoutWords;
+
 // ---------------------------------------------------------------------------
 // Resolver
 
@@ -527,12 +556,34 @@ export interface CacheStats {
 /** Outcome of an agent operation. Failures the agent can act on are data (`ok: false`, `code`), never exceptions. */
 export interface OpResult {
   ok: boolean;
+  /** The engine's account; names the object by id. */
   message: string;
+  /**
+   * The tool result the model reads, in the session layout's words: the same as `message` except for the cache
+   * layout's set operations, which name the object as it was typed (`deactivated t12: …`). A host passes it through.
+   */
+  text: string;
   /** The object concerned, when known. */
   id?: string;
   /** Set when ok is false, e.g. FILE_NOT_FOUND, UNKNOWN_OBJECT, NOT_CONTENT_OBJECT. */
   code?: ErrorCode;
+  /** What a successful set operation did. */
+  outcome?: SetOutcome;
 }
+
+/** What a successful activate/deactivate/pin/unpin did (the words for it are the layout's). */
+export type SetOutcome =
+  | 'activated'
+  | 'already_active'
+  | 'deactivated'
+  | 'deactivated_and_unpinned'
+  | 'deactivated_still_pinned'
+  | 'was_not_active'
+  | 'pinned'
+  | 'pinned_not_active'
+  | 'already_pinned'
+  | 'unpinned'
+  | 'was_not_pinned';
 
 /** One metadata pool entry as the user (not the model) sees it. */
 export interface PoolEntry {

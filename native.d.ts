@@ -373,12 +373,18 @@ export interface JsIndexResult {
   receipt?: JsTxReceipt
 }
 
-/** `{ ok, message, id?, code? }`: failures the agent can act on are data. */
+/**
+ * `{ ok, message, text, id?, code?, outcome? }`: failures the agent can act
+ * on are data; `text` is the model's tool result in the layout's words.
+ */
 export interface JsOpResult {
   ok: boolean
   message: string
+  text: string
   id?: string
   code?: string
+  /** A set operation's outcome (`activated`, `was_not_active`, …). */
+  outcome?: string
 }
 
 export interface JsResolvedPath {
@@ -415,6 +421,13 @@ export interface JsTxReceipt {
   txTime: string
   committed: boolean
 }
+
+/**
+ * `layoutWords("cache" | "spec")`: `{ layout, systemSection, idDescription,
+ * tools: [{ name, label, description, snippet }], read: { descriptionSuffix,
+ * snippet?, guidelines } }` as JSON.
+ */
+export declare function layoutWords(layout: string): string
 
 /** `metadata_hash`: SHA-256 of the stable serialisation of the metadata fields. */
 export declare function metadataHashJson(fieldsJson: string): string

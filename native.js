@@ -853,6 +853,7 @@ module.exports.contentHash = nativeBinding.contentHash
 module.exports.defaultFilesystemId = nativeBinding.defaultFilesystemId
 module.exports.fileHash = nativeBinding.fileHash
 module.exports.identityHash = nativeBinding.identityHash
+module.exports.layoutWords = nativeBinding.layoutWords
 module.exports.metadataHashJson = nativeBinding.metadataHashJson
 module.exports.nativeVersion = nativeBinding.nativeVersion
 module.exports.objectHash = nativeBinding.objectHash

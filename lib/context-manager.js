@@ -122,11 +122,12 @@ function forkOf(f) {
   return { sessionId: f.sessionId, messagesJson: messagesJson(() => JSON.stringify(f.messages ?? [])) };
 }
 
-/** `{ ok, message, id?, code? }` without undefined keys. */
+/** `{ ok, message, text, id?, code?, outcome? }` without undefined keys. */
 function opResult(r) {
-  const out = { ok: r.ok, message: r.message };
+  const out = { ok: r.ok, message: r.message, text: r.text };
   if (r.id != null) out.id = r.id;
   if (r.code != null) out.code = r.code;
+  if (r.outcome != null) out.outcome = r.outcome;
   return out;
 }
 

@@ -11,6 +11,7 @@ const { Commits, commitsOf } = require('./commits.js');
 const { SelfContextManager } = require('./self-context-manager.js');
 const { defaultStorePath } = require('./defaults.js');
 const { native } = require('./native.js');
+const { wrap } = require('./errors.js');
 
 const stableStringify = hashing.stableStringify;
 const identityHash = hashing.identityHash;
@@ -20,6 +21,8 @@ const metadataHash = hashing.metadataHash;
 const objectHash = hashing.objectHash;
 const defaultFilesystemId = hashing.defaultFilesystemId;
 const nativeVersion = () => native.nativeVersion();
+/** What a host tells the model about context management in a layout (the core's words): see index.d.ts. */
+const layoutWords = (layout) => JSON.parse(wrap(() => native.layoutWords(String(layout))));
 
 module.exports = {
   stableStringify,
@@ -30,6 +33,7 @@ module.exports = {
   objectHash,
   defaultFilesystemId,
   nativeVersion,
+  layoutWords,
   Resolver,
   Store,
   openStore,

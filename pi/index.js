@@ -1,17 +1,24 @@
 // self-context-manager as a pi extension: wires pi's hooks and tools to the native addon.
-// Everything that decides what the model sees lives in the Rust core; this file only
-// translates pi events into ContextManager calls and back. Loaded by pi's jiti loader on
-// pi 0.73 (@mariozechner/*) and 1.x (which maps @mariozechner/* to its own packages).
+// Everything that decides what the model sees lives in the Rust core, and so do the words a layout shows the model
+// (prompts.js fetches them); this file only translates pi events into ContextManager calls and back. Its parts:
+// config.js (settings → open options), prompts.js (what the model is told), helpers.js (pi's paths, text and token
+// estimates), report.js (/context). Loaded by pi's jiti loader on pi 0.73 (@mariozechner/*) and 1.x (which maps
+// @mariozechner/* to its own packages).
 import { createRequire } from "node:module";
-import { existsSync, openSync, readSync, closeSync, statSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import crypto from "node:crypto";
-import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join } from "node:path";
 import * as agent from "@mariozechner/pi-coding-agent";
 import { Type } from "@mariozechner/pi-ai";
+import { loadConfig, openOptions } from "./config.js";
+import { agentPath, describe, estimate, fmtK, listedDir, llmMessages, sessionIdOfFile, textOf, transcriptEstimator } from "./helpers.js";
+import { idParameter, layoutWords, memoryToolTexts, readTexts, withSystemSection } from "./prompts.js";
+import { formatContext } from "./report.js";
+
+export { loadConfig } from "./config.js";
+export { formatContext } from "./report.js";
 
 const require = createRequire(import.meta.url);
-const config = require("../lib/config.js");
 let addon = null;
 let addonError = null;
 try {
@@ -21,126 +28,6 @@ try {
 }
 
 const STATUS_KEY = "scm";
-const CONTEXT_TOOLS = ["activate", "deactivate", "pin", "unpin"];
-
-// What the model is told, per layout (SCM_LAYOUT / settings "layout"). In the cache layout the engine
-// also sends a one-line header message; these texts stay short and say the same in the model's terms.
-const SYSTEM_SECTION = {
-	cache: `Context management (self-context-manager):
-- Every tool call has an id t1, t2, … (shown as the call's id) and every file an id f1, f2, …. Tool output stays where it happened; now and then older outputs and write/edit bodies are collapsed together to refs like [t12 · 340 lines]. The ids keep working.
-- FILES messages list files as they become known: "f3 src/app.ts (1200 chars)", or "[unread]" for a file only seen in ls/find/grep/bash output.
-- A CHANGED message shows, as a diff, a file you have in view that changed outside your own edits (on disk, by another agent). The files you are working on stay visible; activate(f3) always shows a file's current text.
-- activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.
-- search(query) finds files, notes and tool outputs of every earlier session (activate(id) loads a hit); versions/show_version/diff show older versions of a file on request.
-- Notes are Markdown files: [[name]] and [text](path) links, #tags and frontmatter are understood. A note you activate lists what it links to as "- link id=…" lines (metadata only); expand(id) loads them, backlinks(id) lists notes linking to an object.`,
-	spec: `Context management (self-context-manager):
-- Files you read and tool outputs are objects. The METADATA_POOL message lists every object of this session with its id, one line each; a file marked [unread] was only discovered (by ls/find/grep/bash) and has not been read.
-- The active set is shown as ACTIVE_CONTENT blocks at the end of the context: the current content of each active object, once. Tool results in the chat are only references (toolcall_ref id=…); the content is in the ACTIVE_CONTENT blocks while the object is active.
-- read(path) loads a file into the active set. activate(id) brings back any object from the pool (an [unread] file is read first); deactivate(id) collapses it to its pool line; pin(id) keeps it active until unpin(id). Ids are as shown in the pool (a unique prefix works) or a file path.
-- Older tool outputs collapse automatically; deactivate what you no longer need to keep the context small.
-- search(query) finds files, notes and tool outputs of every earlier session; activate(id) loads a hit. versions/show_version/diff show older versions on request.
-- Notes are Markdown files: [[name]] and [text](path) links, #tags and frontmatter are understood. An active note lists what it links to as "- link id=…" lines (metadata only); expand(id) loads them, backlinks(id) lists notes linking to an object.`,
-};
-
-// ---------------------------------------------------------------------------
-// Configuration: environment first, then "selfContextManager" in pi's settings.json (lib/config.js, shared
-// with the command-line tool).
-
-export function loadConfig(cwd) {
-	let agentDir;
-	try {
-		agentDir = typeof agent.getAgentDir === "function" ? agent.getAgentDir() : undefined;
-	} catch {}
-	return config.loadConfig(cwd, { agentDir });
-}
-
-// ---------------------------------------------------------------------------
-// Small helpers (adapter only: paths as pi's tools take them, text of results, token estimates)
-
-/** pi's tools accept "@path" and "~/path"; the engine resolves against the workspace root. */
-function agentPath(p) {
-	let s = String(p ?? "");
-	if (s.startsWith("@")) s = s.slice(1);
-	if (s === "~") return homedir();
-	if (s.startsWith("~/")) return join(homedir(), s.slice(2));
-	return s;
-}
-
-/** Directory a discovery tool listed: its path argument (a file's parent for grep on one file). */
-function listedDir(cwd, p) {
-	const abs = resolve(cwd, agentPath(p || "."));
-	try {
-		return statSync(abs).isDirectory() ? abs : dirname(abs);
-	} catch {
-		return abs;
-	}
-}
-
-const textOf = (content) =>
-	typeof content === "string" ? content : (content ?? []).filter((b) => b?.type === "text").map((b) => b.text).join("\n");
-
-function estimate(messages) {
-	let t = 0;
-	for (const m of messages) {
-		try {
-			t += typeof agent.estimateTokens === "function" ? agent.estimateTokens(m) : Math.ceil(JSON.stringify(m.content ?? "").length / 4);
-		} catch {
-			t += Math.ceil(JSON.stringify(m.content ?? "").length / 4);
-		}
-	}
-	return t;
-}
-
-/**
- * estimate() of pi's transcript for the status line, kept up to date from the new messages only: the transcript
- * grows between model calls, and re-estimating all of it on every call would cost O(history) per call. Starts
- * over when the array does not continue the last one (compaction, /tree, resume).
- */
-function transcriptEstimator() {
-	const key = (m) => `${m?.role}\u0000${m?.timestamp}`;
-	let counted = 0;
-	let total = 0;
-	let lastKey = null;
-	return (messages) => {
-		if (counted === 0 || counted > messages.length || key(messages[counted - 1]) !== lastKey) {
-			counted = 0;
-			total = 0;
-		}
-		total += estimate(messages.slice(counted));
-		counted = messages.length;
-		lastKey = counted ? key(messages[counted - 1]) : null;
-		return total;
-	};
-}
-
-const fmtK = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
-
-/** The session id in a session file's header line (the fork's parent). */
-function sessionIdOfFile(file) {
-	if (!file || !existsSync(file)) return undefined;
-	const fd = openSync(file, "r");
-	try {
-		const buf = Buffer.alloc(4096);
-		const n = readSync(fd, buf, 0, buf.length, 0);
-		const first = buf.subarray(0, n).toString("utf8").split("\n")[0];
-		return JSON.parse(first)?.id;
-	} catch {
-		return undefined;
-	} finally {
-		closeSync(fd);
-	}
-}
-
-/** The transcript as plain pi-ai messages (bashExecution, custom, summaries → user messages). */
-function llmMessages(messages) {
-	try {
-		return typeof agent.convertToLlm === "function" ? agent.convertToLlm(messages) : messages;
-	} catch {
-		return messages;
-	}
-}
-
-const describe = (e) => (e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? e));
 
 // ---------------------------------------------------------------------------
 
@@ -164,6 +51,8 @@ export default function selfContextManager(pi) {
 	}
 	if (cfg.disabled) return;
 	if (addonError) return inert(pi, `the native addon failed to load (${describe(addonError)}); pi runs without context management. See the README's troubleshooting section.`);
+	// What the model is told in this layout (the core's words; see prompts.js).
+	const words = layoutWords(addon, cfg.layout);
 
 	// One extension instance per loaded session runtime (pi re-imports the module on /new, /fork,
 	// /resume, /reload); session_start may fire twice for one session (RPC fork): opening is idempotent.
@@ -223,26 +112,7 @@ export default function selfContextManager(pi) {
 
 	async function openManager(ctx, cfg, sessionId) {
 		const sm = ctx.sessionManager;
-		const options = {
-			sessionId,
-			workspaceRoot: ctx.cwd,
-			store: cfg.store,
-			layout: cfg.layout,
-			cachePolicy: cfg.cachePolicy,
-			policy: cfg.policy,
-			mounts: cfg.mounts,
-			defaultFilesystemId: cfg.defaultFilesystemId,
-			defaultIsLocal: cfg.defaultIsLocal,
-			watch: cfg.watch,
-			maxContentBytes: cfg.maxContentBytes,
-			secretPatterns: cfg.secretPatterns,
-			readSecrets: cfg.readSecrets,
-			readOutsideWorkspace: cfg.readOutsideWorkspace,
-			// pi supplies its own system prompt on both lines.
-			emitSystemMessage: false,
-			// Provenance of the session's context commits.
-			template: `pi/${agent.VERSION ?? "unknown"}`,
-		};
+		const options = openOptions(cfg, ctx.cwd, sessionId);
 		// A fork starts from the parent's state at the fork point: the engine seeds the new session
 		// from the parent's record for the copied transcript (ignored by engines without fork support).
 		// A session made by /ctx fork starts from that context commit.
@@ -382,13 +252,7 @@ export default function selfContextManager(pi) {
 
 	pi.on("before_agent_start", async (e, ctx) => {
 		if (!(await manager(ctx))) return;
-		const sections = e.systemPromptOptions?.sections;
-		if (sections && typeof sections === "object") {
-			// 1.x: a named section keeps the rest of the structured system prompt (and its cache) intact.
-			sections["context-management"] = SYSTEM_SECTION[cfg.layout];
-			return;
-		}
-		return { systemPrompt: `${e.systemPrompt}\n\n${SYSTEM_SECTION[cfg.layout]}` };
+		return withSystemSection(e, words);
 	});
 
 	pi.on("context", async (e, ctx) => {
@@ -499,24 +363,9 @@ export default function selfContextManager(pi) {
 	const register = (def) => pi.registerTool(def);
 
 	const builtinRead = agent.createReadToolDefinition(process.cwd());
-	const readTexts = {
-		cache: {
-			description: `${builtinRead.description} The text is this call's result; later it may be collapsed to a ref like [t12 · 340 lines] (activate the file's f-id to see its current text again).`,
-			promptSnippet: builtinRead.promptSnippet,
-			promptGuidelines: builtinRead.promptGuidelines,
-		},
-		spec: {
-			description: `${builtinRead.description} The file's content is shown to you as an ACTIVE_CONTENT block at the end of the context (once, kept current) rather than in this tool's result.`,
-			promptSnippet: "Read a file into the active context (shown as an ACTIVE_CONTENT block)",
-			promptGuidelines: [
-				...(builtinRead.promptGuidelines ?? []),
-				"A file you read stays active (its current content at the end of the context) until you deactivate it; do not read it again to see it, and use activate(id) for files already in the METADATA_POOL.",
-			],
-		},
-	}[cfg.layout];
 	register({
 		...builtinRead,
-		...readTexts,
+		...readTexts(words, builtinRead),
 		executionMode: "sequential",
 		async execute(toolCallId, params, signal, onUpdate, ctx) {
 			// The user sees exactly what pi's read shows (offsets, limits, images, truncation notes).
@@ -531,59 +380,9 @@ export default function selfContextManager(pi) {
 		},
 	});
 
-	const idDescription = {
-		cache: "t12 (a tool call) or f3 (a file) as shown in the context, or a file path",
-		spec: "An object id as shown in the METADATA_POOL (a unique prefix is enough), or a file path",
-	}[cfg.layout];
-	const idParam = Type.Object({ id: Type.String({ description: idDescription }) });
-	const contextTools = {
-		cache: {
-			activate: {
-				label: "Activate",
-				description: "Show something again as this call's result: a tool call's output (t12) or a file's current text (f3 or a path; an [unread] file is read first). It collapses again later like any output unless pinned.",
-				snippet: "Show a collapsed output (t12) or a file's current text (f3) again",
-			},
-			deactivate: {
-				label: "Deactivate",
-				description: "Free an output or file text you no longer need: at the next collapse it becomes a ref like [t12 · 340 lines]. activate(id) shows it again at any time.",
-				snippet: "Let an output or file text you no longer need collapse",
-			},
-			pin: {
-				label: "Pin",
-				description: "Show something like activate and keep it from collapsing until unpin(id); for a file, its newest read or written text.",
-				snippet: "Keep an output or file from collapsing",
-			},
-			unpin: {
-				label: "Unpin",
-				description: "Remove a pin: the object may collapse again at a later collapse.",
-				snippet: "Let a pinned object collapse again",
-			},
-		},
-		spec: {
-			activate: {
-				label: "Activate",
-				description: "Load an object's current content into the active context (shown as an ACTIVE_CONTENT block from the next step on). An [unread] file is read first.",
-				snippet: "Bring an object from the METADATA_POOL into the active context",
-			},
-			deactivate: {
-				label: "Deactivate",
-				description: "Collapse an active object to its one-line METADATA_POOL entry; its content leaves the context from the next step on. It can be activated again at any time.",
-				snippet: "Remove an object's content from the active context (it stays in the pool)",
-			},
-			pin: {
-				label: "Pin",
-				description: "Activate an object and keep it active: pinned objects are exempt from automatic collapse until unpinned.",
-				snippet: "Keep an object active (exempt from automatic collapse)",
-			},
-			unpin: {
-				label: "Unpin",
-				description: "Remove an object's pin; it stays active but may collapse automatically again.",
-				snippet: "Let a pinned object collapse automatically again",
-			},
-		},
-	}[cfg.layout];
-	for (const name of CONTEXT_TOOLS) {
-		const t = contextTools[name];
+	const idParam = idParameter(Type, words);
+	for (const t of words.tools) {
+		const name = t.name;
 		register({
 			name,
 			label: t.label,
@@ -594,7 +393,8 @@ export default function selfContextManager(pi) {
 			async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 				const cm = await manager(ctx);
 				if (!cm) throw new Error(unavailable());
-				const target = agentPath(params.id);
+				// As typed: the core reads pi's "@path"/"~/path" and names the object as the model did in its result.
+				const target = params.id;
 				let r;
 				if (typeof cm.setOpSync === "function") {
 					// The set change is immediate; a failing store write is retried by the next flush.
@@ -609,79 +409,23 @@ export default function selfContextManager(pi) {
 				// brings it in first (issue 12).
 				if (!r.ok && r.code === "UNKNOWN_OBJECT" && typeof cm.setOpSync === "function") r = await cm[name](target);
 				if (!r.ok) throw new Error(r.message);
-				const text = cfg.layout === "cache" ? cacheOpMessage(name, params.id, r.message) : r.message;
-				return { content: [{ type: "text", text }], details: r };
+				return { content: [{ type: "text", text: r.text }], details: r };
 			},
 		});
 	}
 
 	// --- memory across sessions (issue 12): the whole store, on request --------------------------------
 
-	const memoryTools = [
-		{
-			name: "search",
-			label: "Search",
-			description:
-				"Full-text search over every file and tool output of every session in this project's store (notes, earlier sessions' results). Returns one line per hit (id, path or tool, session, snippet), best first; activate(id) loads one.",
-			snippet: "Find notes, files and tool outputs from any session by words they contain",
-			parameters: Type.Object({
-				query: Type.String({ description: "Words that must all occur (word* for a prefix)" }),
-				types: Type.Optional(Type.Array(Type.String(), { description: "file and/or toolcall" })),
-				limit: Type.Optional(Type.Number({ description: "Most hits (default 10)" })),
-			}),
-			run: (cm, p) => cm.search(p.query, { types: p.types, limit: p.limit }),
-		},
-		{
-			name: "expand",
-			label: "Expand",
-			description:
-				"Load what a note (or any object with links) links to: all of its links, or a selection. Use after seeing its \"- link id=…\" lines when you need those files' content; one call instead of an activate per link.",
-			snippet: "Load the files a note links to",
-			parameters: Type.Object({
-				id: Type.String({ description: idDescription }),
-				types: Type.Optional(Type.Array(Type.String(), { description: "Only these target types: file, toolcall, note" })),
-				path: Type.Optional(Type.String({ description: "Only targets whose path matches, e.g. *.md or notes/*" })),
-				positions: Type.Optional(Type.Array(Type.Number(), { description: "Only these links, 1-based in the order of the link lines" })),
-			}),
-			run: (cm, p) => cm.expand(agentPath(p.id), { types: p.types, path: p.path, positions: p.positions }),
-		},
-		{
-			name: "backlinks",
-			label: "Backlinks",
-			description: "List the notes that link to an object (any session), with where the links sit. Use to find what refers to a file or note before changing it.",
-			snippet: "Find the notes that link to a file or note",
-			parameters: Type.Object({ id: Type.String({ description: idDescription }) }),
-			run: (cm, p) => cm.backlinks(agentPath(p.id)),
-		},
-		{
-			name: "versions",
-			label: "Versions",
-			description: "List an object's stored versions (number, time, size, hash), oldest first. Use when you need to know how a file changed; show_version and diff read them.",
-			snippet: "List the stored versions of a file or output",
-			parameters: Type.Object({ id: Type.String({ description: idDescription }) }),
-			run: (cm, p) => cm.versions(agentPath(p.id)),
-		},
-		{
-			name: "show_version",
-			label: "Show version",
-			description: "Show one older version of an object as this result (not added to the context). version: its number from versions, tx:<id>, latest, or a time.",
-			snippet: "Show an older version of a file or output",
-			parameters: Type.Object({ id: Type.String({ description: idDescription }), version: Type.String({ description: "3, tx:812, latest or an ISO time" }) }),
-			run: (cm, p) => cm.showVersion(agentPath(p.id), p.version),
-		},
-		{
-			name: "diff",
-			label: "Diff",
-			description: "Unified diff between versions of an object (to defaults to latest). Cheaper than showing both versions.",
-			snippet: "Show what changed between versions of a file or output",
-			parameters: Type.Object({
-				id: Type.String({ description: idDescription }),
-				from: Type.String({ description: "A version: 3, tx:812 or a time" }),
-				to: Type.Optional(Type.String({ description: "Default latest" })),
-			}),
-			run: (cm, p) => cm.diff(agentPath(p.id), p.from, p.to ?? "latest"),
-		},
-	];
+	// What each memory tool does; its texts and parameters are prompts.js's.
+	const memoryRuns = {
+		search: (cm, p) => cm.search(p.query, { types: p.types, limit: p.limit }),
+		expand: (cm, p) => cm.expand(agentPath(p.id), { types: p.types, path: p.path, positions: p.positions }),
+		backlinks: (cm, p) => cm.backlinks(agentPath(p.id)),
+		versions: (cm, p) => cm.versions(agentPath(p.id)),
+		show_version: (cm, p) => cm.showVersion(agentPath(p.id), p.version),
+		diff: (cm, p) => cm.diff(agentPath(p.id), p.from, p.to ?? "latest"),
+	};
+	const memoryTools = memoryToolTexts(Type, words.idDescription).map((t) => ({ ...t, run: memoryRuns[t.name] }));
 	for (const t of memoryTools) {
 		register({
 			name: t.name,
@@ -809,63 +553,3 @@ export default function selfContextManager(pi) {
 	});
 }
 
-/**
- * The result text of a set operation in the cache layout, in the ids the model used. The engine's
- * messages speak of object ids and the active set; activate/pin results are replaced by the content
- * in what the model sees, so this text matters for deactivate/unpin and for the user.
- */
-export function cacheOpMessage(op, target, message) {
-	const t = String(target);
-	const deleted = /\(the file is deleted[^)]*\)/.exec(message)?.[0];
-	const note = deleted ? ` ${deleted}` : "";
-	switch (op) {
-		case "activate":
-			// The engine renders the content (or a pointer to where it is live) as this result either way.
-			return `activated ${t}: its content is shown as this result${note}`;
-		case "pin":
-			return /already pinned/.test(message) ? `${t} is already pinned` : `pinned ${t}: shown and kept from collapsing until unpin(${t})`;
-		case "deactivate":
-			if (/was not active/.test(message)) return `${t} is not shown (already collapsed)`;
-			return `deactivated${/and unpinned/.test(message) ? " and unpinned" : ""} ${t}: it collapses to a ref at the next collapse; activate(${t}) shows it again`;
-		case "unpin":
-			return /was not pinned/.test(message) ? `${t} was not pinned` : `unpinned ${t}: it may collapse again`;
-		default:
-			return message;
-	}
-}
-
-/** The /context report (user-facing only; the model never sees it). */
-export function formatContext(snap, last, cwd, cache = null, aliases = null) {
-	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
-	const show = (p) => {
-		if (!cwd || !p || !isAbsolute(p)) return p;
-		const r = relative(cwd, p);
-		return r && !r.startsWith(`..${sep}`) && r !== ".." && !isAbsolute(r) ? r : p;
-	};
-	const name = (e) => (e?.type === "file" ? show(e.path) : e?.tool ? `${e.tool}${e.args ? ` ${e.args}` : ""}` : e?.type ?? "?");
-	const size = (e) => (e?.char_count != null ? `${e.char_count} chars` : "");
-	const short = (id) => aliases?.get(id) ?? (id.length > 16 ? id.slice(0, 12) : id);
-	const pinned = new Set(snap.pinnedSet);
-	const lines = [];
-	let activeChars = 0;
-	lines.push(`Active (${snap.activeSet.length}):`);
-	for (const id of snap.activeSet) {
-		const e = byId.get(id);
-		activeChars += e?.char_count ?? 0;
-		lines.push(`  ${pinned.has(id) ? "📌" : "•"} ${short(id)} ${e?.type ?? ""} ${name(e)} ${size(e)}`.trimEnd());
-	}
-	const files = snap.metadataPool.filter((e) => e.type === "file");
-	const stubs = files.filter((e) => e.state === "stub").length;
-	const deleted = files.filter((e) => e.state === "deleted").length;
-	const toolcalls = snap.metadataPool.length - files.length;
-	lines.push(`Pool: ${snap.metadataPool.length} objects — ${files.length} files (${stubs} unread, ${deleted} deleted), ${toolcalls} tool outputs`);
-	lines.push(`Pinned (${snap.pinnedSet.length}): ${snap.pinnedSet.map((id) => name(byId.get(id))).join(", ") || "none"}`);
-	const totals = [`session index ${snap.sessionIndex.length}`, `active file text ${activeChars} chars`];
-	if (last) totals.push(`last model call ~${last.tokens} tokens (pi alone: ~${last.rawTokens})`);
-	lines.push(`Totals: ${totals.join(", ")}`);
-	if (cache)
-		lines.push(
-			`Cache layout: ${cache.epochs} collapses, ${cache.folds + cache.hostFolds} folds; ${cache.collapsedResults} outputs and ${cache.collapsedArgs} write/edit/bash bodies collapsed to refs; live output ~${cache.liveUnits} tokens`,
-		);
-	return lines.join("\n");
-}

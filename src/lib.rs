@@ -12,6 +12,7 @@ pub mod indexer;
 pub mod resolver;
 pub mod session;
 pub mod store;
+pub mod words;
 // After `session`: napi-derive must see `JsSession` before this extra `impl` block.
 pub mod memory;
 

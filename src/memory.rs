@@ -6,7 +6,7 @@ use napi_derive::napi;
 use scm_core::memory::links::{self, ExpandStep, Select};
 use scm_core::memory::{self, adopt, versions::object_id_for, SearchOptions, VersionRef};
 use scm_core::session::links::{item, not_found};
-use scm_core::session::{FileOp, OpResult, Session};
+use scm_core::session::{FileOp, OpResult, Session, SetOp};
 use serde::Serialize;
 use serde_json::json;
 
@@ -185,17 +185,11 @@ impl JsSession {
     /// first). The session write is queued (see `flush`).
     #[napi]
     pub async fn set_op_any(&self, op: String, target: String) -> napi::Result<JsOpResult> {
-        let run = |s: &mut Session, t: &str| -> OpResult {
-            match op.as_str() {
-                "activate" => s.activate(t),
-                "deactivate" => s.deactivate(t),
-                "pin" => s.pin(t),
-                _ => s.unpin(t),
-            }
-        };
-        if !matches!(op.as_str(), "activate" | "deactivate" | "pin" | "unpin") {
+        let Some(set_op) = SetOp::parse(&op) else {
             return Err(invalid_arg(format!("unknown set operation {op:?}")));
-        }
+        };
+        // The result's text names the object as the agent typed it.
+        let run = |s: &mut Session, t: &str| -> OpResult { s.set_op_named(set_op, t, &target) };
         let first = self.shared.with(|s| Ok(run(s, &target))).js()?;
         let Some(id) = adopt::store_candidate(&target, &first) else {
             if op == "activate" {

@@ -190,13 +190,17 @@ fn take_fork(o: &mut NapiSessionOptions) -> napi::Result<Option<(String, Vec<Val
         .transpose()
 }
 
-/// `{ ok, message, id?, code? }`: failures the agent can act on are data.
+/// `{ ok, message, text, id?, code?, outcome? }`: failures the agent can act
+/// on are data; `text` is the model's tool result in the layout's words.
 #[napi(object)]
 pub struct JsOpResult {
     pub ok: bool,
     pub message: String,
+    pub text: String,
     pub id: Option<String>,
     pub code: Option<String>,
+    /// A set operation's outcome (`activated`, `was_not_active`, …).
+    pub outcome: Option<String>,
 }
 
 impl From<OpResult> for JsOpResult {
@@ -204,8 +208,10 @@ impl From<OpResult> for JsOpResult {
         JsOpResult {
             ok: r.ok,
             message: r.message,
+            text: r.text,
             id: r.id,
             code: r.code,
+            outcome: r.outcome.map(|o| o.as_str().to_owned()),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Context: event ingest (cursor), chat object, assembly (spec and cache
-//! layouts), aliases, epochs, folds, static references.
+//! layouts), aliases, epochs, folds, static references, and the words the
+//! model reads per layout (`words`).
 pub mod aliases;
 pub mod assembly;
 pub mod cache_layout;
@@ -10,4 +11,5 @@ pub mod ingest;
 pub mod notices;
 pub mod output;
 pub mod static_refs;
+pub mod words;
 pub mod working;

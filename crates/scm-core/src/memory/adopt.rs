@@ -15,9 +15,8 @@ pub fn store_candidate(target: &str, failed: &OpResult) -> Option<String> {
     if failed.ok || failed.code.as_deref() != Some("UNKNOWN_OBJECT") || failed.id.is_some() {
         return None;
     }
-    let t = target.trim();
-    let t = t.strip_prefix("id=").unwrap_or(t);
-    (!t.is_empty()).then(|| t.to_owned())
+    let t = crate::session::agent_target(target);
+    (!t.is_empty()).then(|| t.into_owned())
 }
 
 /// The latest version of `id` if it is a content object of the store.

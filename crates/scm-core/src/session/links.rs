@@ -148,7 +148,7 @@ impl Session {
 pub fn item(id: &str, path: Option<String>, r: &OpResult) -> ExpandItem {
     let outcome = if !r.ok {
         "failed"
-    } else if r.message.contains("already active") {
+    } else if r.outcome == Some(super::SetOutcome::AlreadyActive) {
         "already active"
     } else {
         "activated"

@@ -44,6 +44,7 @@ pub use crate::context::assembly::{Layout, RenderOptions};
 pub use crate::context::cache_layout::CacheStats;
 pub use crate::context::epochs::CachePolicy;
 pub use crate::context::output::OutputDelta;
+pub use crate::context::words::{SetOp, SetOutcome};
 pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
@@ -67,7 +68,7 @@ pub mod rewind;
 pub mod sets;
 
 pub use checkpoint::CheckpointRequest;
-pub use ops::{DiscoveryPlan, FileOp};
+pub use ops::{agent_target, DiscoveryPlan, FileOp};
 pub use persist::PendingWrite;
 pub use reconstruct::ReconstructPlan;
 
@@ -120,6 +121,11 @@ impl SessionOptions {
 /// The answer to an agent operation. Failures the agent can act on (unknown
 /// id, unreadable file, infrastructure object) are `ok: false` with a coded
 /// reason, never an `Err`.
+///
+/// `message` is the engine's account (names the object by id); `text` is
+/// the tool result the model reads, in the session layout's words
+/// (`context/words.rs`): a host passes it through. They differ only for the
+/// cache layout's set operations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpResult {
     pub ok: bool,
@@ -129,24 +135,35 @@ pub struct OpResult {
     /// The error code when `ok` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// What a successful set operation did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<SetOutcome>,
+    #[serde(default)]
+    pub text: String,
 }
 
 impl OpResult {
     pub fn success(message: impl Into<String>, id: Option<String>) -> Self {
+        let message = message.into();
         Self {
             ok: true,
-            message: message.into(),
+            text: message.clone(),
+            message,
             id,
             code: None,
+            outcome: None,
         }
     }
 
     pub fn failure(err: &Error, id: Option<String>) -> Self {
+        let message = err.to_string();
         Self {
             ok: false,
-            message: err.to_string(),
+            text: message.clone(),
+            message,
             id,
             code: Some(err.code().to_string()),
+            outcome: None,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Agent operations: read, activate, deactivate, pin, unpin, and the
 //! observation of write / edit / discovery / bash.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{discovery, Layout, OpResult, Session};
+use super::{discovery, Layout, OpResult, Session, SetOp, SetOutcome};
+use crate::context::words;
 use crate::error::{Error, Result};
 use crate::fs::indexer::IndexResult;
 use crate::fs::resolver::ResolvedPath;
@@ -55,6 +57,28 @@ fn infra_type(id: &str) -> Option<ObjectType> {
     }
 }
 
+/// What the agent typed as a target, read the way pi's tools read a path
+/// (they accept `@path` and `~/path`) and the pool shows an id (`id=…`):
+/// trimmed, a leading `@` dropped, `~` expanded to the home directory, an
+/// `id=` prefix dropped. The set operations' result text keeps the target
+/// as typed.
+pub fn agent_target(target: &str) -> Cow<'_, str> {
+    let t = target.trim();
+    let t = t.strip_prefix('@').unwrap_or(t);
+    let t = t.strip_prefix("id=").unwrap_or(t);
+    let home = || std::env::home_dir().map(|h| h.to_string_lossy().into_owned());
+    if t == "~" {
+        if let Some(h) = home() {
+            return Cow::Owned(h);
+        }
+    } else if let Some(rest) = t.strip_prefix("~/") {
+        if let Some(h) = home() {
+            return Cow::Owned(format!("{}/{rest}", h.trim_end_matches('/')));
+        }
+    }
+    Cow::Borrowed(t)
+}
+
 fn is_regular_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
@@ -64,8 +88,8 @@ impl Session {
     /// a full id; a toolcall's harness call id; a unique hash prefix
     /// (≥ 6 characters); or a file path.
     pub fn resolve_target(&self, target: &str) -> std::result::Result<String, OpResult> {
-        let t = target.trim();
-        let t = t.strip_prefix("id=").unwrap_or(t);
+        let t = agent_target(target);
+        let t = t.as_ref();
         if t.is_empty() {
             return Err(OpResult::failure(
                 &Error::InvalidArgument("empty object id".into()),
@@ -197,11 +221,8 @@ impl Session {
         Ok(was_active)
     }
 
-    fn deleted_note(&self, id: &str) -> &'static str {
-        match self.objects.get(id).and_then(|c| c.str("state")) {
-            Some("deleted") => " (the file is deleted: a note is shown instead of content)",
-            _ => "",
-        }
+    fn is_deleted(&self, id: &str) -> bool {
+        self.objects.get(id).and_then(|c| c.str("state")) == Some("deleted")
     }
 
     /// Shared start of the set operations: the session is open, watcher
@@ -244,27 +265,72 @@ impl Session {
 
     /// Loads an object's content into context (counts as fresh use).
     pub fn activate(&mut self, target: &str) -> OpResult {
+        self.set_op(SetOp::Activate, target)
+    }
+
+    /// Collapses an object to its metadata line (it stays in the pool).
+    /// Spec layout: the pin stays (it only ever exempted the object from
+    /// auto-collapse; an explicit deactivate still hides it). Cache layout:
+    /// deactivate also unpins.
+    pub fn deactivate(&mut self, target: &str) -> OpResult {
+        self.set_op(SetOp::Deactivate, target)
+    }
+
+    /// Spec layout: exempts an object from auto-collapse until unpinned; it
+    /// does not change whether the object is active. Cache layout: also
+    /// activates it (shows it again).
+    pub fn pin(&mut self, target: &str) -> OpResult {
+        self.set_op(SetOp::Pin, target)
+    }
+
+    /// Removes the pin; the object stays active until the window collapses it.
+    pub fn unpin(&mut self, target: &str) -> OpResult {
+        self.set_op(SetOp::Unpin, target)
+    }
+
+    /// One set operation on `target`; the result's text names the object as
+    /// the model typed it.
+    pub fn set_op(&mut self, op: SetOp, target: &str) -> OpResult {
+        self.set_op_named(op, target, target)
+    }
+
+    /// [`Session::set_op`] whose result text names the object `named`: the
+    /// target as the model typed it when `target` is already resolved (an
+    /// object of the store the session adopted first).
+    pub fn set_op_named(&mut self, op: SetOp, target: &str, named: &str) -> OpResult {
         let id = match self.op_target(target) {
             Ok(id) => id,
             Err(r) => return r,
         };
-        match self.make_active(&id) {
-            Ok(true) => OpResult::success(
-                format!(
-                    "{id} is already active (its content is in context){}",
-                    self.deleted_note(&id)
-                ),
-                Some(id),
-            ),
-            Ok(false) => OpResult::success(
-                format!(
-                    "activated {id}: its content appears in context from the next model call{}",
-                    self.deleted_note(&id)
-                ),
-                Some(id),
-            ),
-            Err(e) => OpResult::failure(&e, Some(id)),
+        let outcome = match op {
+            SetOp::Activate => self.activate_id(&id),
+            SetOp::Deactivate => Ok(self.deactivate_id(&id)),
+            SetOp::Pin => self.pin_id(&id),
+            SetOp::Unpin => Ok(self.unpin_id(&id)),
+        };
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => return OpResult::failure(&e, Some(id)),
+        };
+        let layout = self.options.layout;
+        // Only an activation speaks of a deleted file.
+        let deleted = op == SetOp::Activate && self.is_deleted(&id);
+        OpResult {
+            ok: true,
+            message: words::set_op_message(layout, outcome, &id, deleted),
+            text: words::set_op_text(layout, op, outcome, &id, named, deleted),
+            outcome: Some(outcome),
+            id: Some(id),
+            code: None,
         }
+    }
+
+    fn activate_id(&mut self, id: &str) -> Result<SetOutcome> {
+        Ok(if self.make_active(id)? {
+            SetOutcome::AlreadyActive
+        } else {
+            SetOutcome::Activated
+        })
     }
 
     /// Whether `pin` only exempts from auto-collapse (the spec layout, SSOT
@@ -274,83 +340,48 @@ impl Session {
         self.options.layout == Layout::Spec
     }
 
-    /// Collapses an object to its metadata line (it stays in the pool).
-    /// Spec layout: the pin stays (it only ever exempted the object from
-    /// auto-collapse; an explicit deactivate still hides it). Cache layout:
-    /// deactivate also unpins.
-    pub fn deactivate(&mut self, target: &str) -> OpResult {
-        let id = match self.op_target(target) {
-            Ok(id) => id,
-            Err(r) => return r,
-        };
+    fn deactivate_id(&mut self, id: &str) -> SetOutcome {
         // Cache layout: its live calls collapse at the next epoch.
-        let scheduled = self.cache_deactivate(&id);
-        if !self.active_set.remove(&id) && scheduled == 0 {
-            return OpResult::success(format!("{id} was not active"), Some(id));
+        let scheduled = self.cache_deactivate(id);
+        if !self.active_set.remove(id) && scheduled == 0 {
+            return SetOutcome::WasNotActive;
         }
         self.pending.session = true;
-        let message = if self.pin_only_exempts() {
-            let pinned = if self.pinned_set.contains(&id) {
-                " (still pinned: once activated again, auto-collapse will not hide it)"
+        if self.pin_only_exempts() {
+            if self.pinned_set.contains(id) {
+                SetOutcome::DeactivatedStillPinned
             } else {
-                ""
-            };
-            format!("deactivated {id}: its metadata stays in the pool{pinned}")
+                SetOutcome::Deactivated
+            }
+        } else if self.pinned_set.remove(id) {
+            SetOutcome::DeactivatedAndUnpinned
         } else {
-            let unpinned = if self.pinned_set.remove(&id) {
-                " and unpinned"
-            } else {
-                ""
-            };
-            format!("deactivated{unpinned} {id}: its metadata stays in the pool")
-        };
-        OpResult::success(message, Some(id))
+            SetOutcome::Deactivated
+        }
     }
 
-    /// Spec layout: exempts an object from auto-collapse until unpinned; it
-    /// does not change whether the object is active. Cache layout: also
-    /// activates it (shows it again).
-    pub fn pin(&mut self, target: &str) -> OpResult {
-        let id = match self.op_target(target) {
-            Ok(id) => id,
-            Err(r) => return r,
-        };
+    fn pin_id(&mut self, id: &str) -> Result<SetOutcome> {
         let exempt_only = self.pin_only_exempts();
         if !exempt_only {
-            if let Err(e) = self.make_active(&id) {
-                return OpResult::failure(&e, Some(id));
-            }
+            self.make_active(id)?;
         }
-        if !self.pinned_set.insert(id.as_str()) {
-            return OpResult::success(format!("{id} is already pinned"), Some(id));
+        if !self.pinned_set.insert(id) {
+            return Ok(SetOutcome::AlreadyPinned);
         }
         self.pending.session = true;
-        let message = if !exempt_only {
-            format!("pinned {id}: it stays active until unpinned")
-        } else if self.active_set.contains(&id) {
-            format!("pinned {id}: auto-collapse will not hide it (deactivate still does)")
+        Ok(if !exempt_only || self.active_set.contains(id) {
+            SetOutcome::Pinned
         } else {
-            format!(
-                "pinned {id}: it is not active; activate it to show its content (auto-collapse will not hide it)"
-            )
-        };
-        OpResult::success(message, Some(id))
+            SetOutcome::PinnedNotActive
+        })
     }
 
-    /// Removes the pin; the object stays active until the window collapses it.
-    pub fn unpin(&mut self, target: &str) -> OpResult {
-        let id = match self.op_target(target) {
-            Ok(id) => id,
-            Err(r) => return r,
-        };
-        if self.pinned_set.remove(&id) {
+    fn unpin_id(&mut self, id: &str) -> SetOutcome {
+        if self.pinned_set.remove(id) {
             self.pending.session = true;
-            OpResult::success(
-                format!("unpinned {id}: auto-collapse applies to it again"),
-                Some(id),
-            )
+            SetOutcome::Unpinned
         } else {
-            OpResult::success(format!("{id} was not pinned"), Some(id))
+            SetOutcome::WasNotPinned
         }
     }
 

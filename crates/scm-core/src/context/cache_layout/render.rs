@@ -16,8 +16,9 @@ use crate::context::epochs::{utf16_len, CachePolicy, Shown};
 use crate::model::FilesystemSource;
 use crate::store::Document;
 
-/// The constant header (second message): explains ids and refs once.
-pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
+/// The constant header (second message): explains ids and refs once. Its
+/// text lives with the layout's other words (`context/words.rs`).
+pub use crate::context::words::HEADER;
 
 /// `[t12 · 340 lines]`
 pub fn ref_text(call: u32, text: &str) -> String {
