@@ -298,3 +298,101 @@ async fn reconstructed_calls_show_the_same_link_lines() {
         }
     }
 }
+
+/// A link pinned to a version (`[[b@v1]]`, `[[b@<hash prefix>]]`) keeps the
+/// pin in its link entry; its metadata line shows the pin and that newer
+/// versions exist; `expand` shows that version in its result and never
+/// activates the latest in its place (§7.2, §7.3, §9, §11.2). A pin that
+/// names no version is reported, not an error; unpinned links are as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_links_show_their_version() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("pins").await;
+        ws.write("notes/b.md", "B-V1-MARKER\n");
+        assert!(s.read("notes/b.md").await.unwrap().ok);
+        ws.write("notes/b.md", "B-V2-MARKER\n");
+        assert!(s.observe_edit("notes/b.md").await.unwrap().ok);
+        assert!(s.deactivate("notes/b.md").ok);
+        s.flush().await.unwrap();
+        let b = ws.file_id("notes/b.md");
+        let vs = scm_core::memory::versions(&*store, &b).await.unwrap();
+        assert_eq!(vs.len(), 2, "{}", store.kind());
+        let h1 = vs[0].content_hash.clone().unwrap()[..10].to_owned();
+        ws.write(
+            "notes/a.md",
+            &format!("old [[b@v1]], by hash [[b@{h1}|first b]], now [[b]], bad [[b@v9]], [[b@v2]]\n"),
+        );
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        let a = ws.file_id("notes/a.md");
+        let doc = store.get(&a).await.unwrap().unwrap();
+        assert_eq!(doc["links"][0]["pin"], "v1");
+        assert_eq!(doc["links"][1]["pin"], json!(h1));
+        assert!(doc["links"][2].get("pin").is_none());
+        assert_eq!(doc["link_ids"], json!([b.clone()]), "one target");
+        assert_eq!(store.backlinks(&b).await.unwrap(), vec![a.clone()]);
+
+        let mut t = Transcript::default();
+        t.user("go");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        let all = texts(&out).join("\n");
+        let lines: Vec<&str> = all
+            .lines()
+            .filter(|l| l.starts_with(&format!("- link id={b}")))
+            .collect();
+        assert_eq!(lines.len(), 5, "{all}");
+        assert!(lines[0].ends_with(" pinned=v1 [newer versions exist]"), "{all}");
+        assert!(lines[1].ends_with(&format!(" pinned={h1} [newer versions exist]")));
+        assert!(!lines[2].contains("pinned="), "{}", lines[2]);
+        assert!(lines[3].ends_with(" pinned=v9 [no such version]"), "{all}");
+        assert!(lines[4].ends_with(" pinned=v2 (the latest)"), "{all}");
+
+        // Expanding the pinned links shows version 1, activates nothing.
+        let items = s
+            .expand(
+                &a,
+                &Select {
+                    positions: Some(vec![1, 2, 4]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        let outcomes: Vec<&str> = items.iter().map(|i| i.outcome.as_str()).collect();
+        assert_eq!(
+            outcomes,
+            vec!["version shown", "version shown", "no such version"]
+        );
+        for i in &items[..2] {
+            let v = i.version.as_deref().unwrap();
+            assert!(v.contains("B-V1-MARKER") && !v.contains("B-V2-MARKER"), "{v}");
+            assert!(v.contains("version 1 of 2"), "{v}");
+        }
+        assert!(items[2].message.contains("no version 9"), "{:?}", items[2]);
+        assert!(!s.snapshot().active_set.contains(&b), "not activated");
+        let text = links::render_expand(&a, &items);
+        assert!(text.contains("B-V1-MARKER"), "{text}");
+        assert!(links::expanded_ids(&text).is_empty(), "{text}");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-V1-MARKER"), 0);
+        assert_eq!(occurrences(&out, "B-V2-MARKER"), 0);
+
+        // The unpinned link activates the latest, as before.
+        let items = s
+            .expand(
+                &a,
+                &Select {
+                    positions: Some(vec![3]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(items[0].outcome, "activated");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-V2-MARKER"), 1);
+        assert_eq!(occurrences(&out, "B-V1-MARKER"), 0);
+        s.close().await.unwrap();
+    }
+}

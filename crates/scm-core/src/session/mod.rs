@@ -453,6 +453,8 @@ pub struct Session {
     /// The context-commit chain's tip and the chat position after it
     /// (see [`checkpoint`]).
     commit_tip: Option<(String, u64)>,
+    /// What the version pins of shown notes' links resolved to (link lines).
+    pins: crate::memory::links::PinStates,
 }
 
 impl std::fmt::Debug for Session {
@@ -503,6 +505,7 @@ impl Session {
             last_consumed: Vec::new(),
             commit_tip: None,
             read_only: false,
+            pins: Default::default(),
         }
     }
 
