@@ -396,3 +396,108 @@ async fn pinned_links_show_their_version() {
         s.close().await.unwrap();
     }
 }
+
+/// Polls the store until `ok` holds for the latest version of `id` (10 s
+/// deadline). Polling because a watcher's writes for a note folder have no
+/// completion signal: they concern objects outside the session, whose
+/// events the session drops.
+async fn until_stored(
+    store: &std::sync::Arc<dyn scm_core::store::Store>,
+    id: &str,
+    ok: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let doc = store.get(id).await.unwrap();
+        if let Some(d) = doc {
+            let v = serde_json::Value::Object(d);
+            if ok(&v) {
+                return v;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id} not as expected in time"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Every Markdown file under a configured note folder is indexed as a note
+/// when a session opens — never read by the agent, found by `search`,
+/// backlinks work, hidden folders and other files are left out — and the
+/// watcher keeps them current: changed, new (also in a new subfolder) and
+/// deleted notes become new versions; a session opened later sees changes
+/// made while none ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn note_folders_are_indexed_at_start_and_watched() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let tok = format!("okapi{}", unique_id("f").replace(['-', '_', ':'], ""));
+        ws.write(
+            "vault/alpha.md",
+            &format!("---\ntags: [zoo]\n---\n# Alpha {tok}\n\nSee [[beta]] #animal\n"),
+        );
+        ws.write("vault/beta.md", "Beta body\n");
+        ws.write("vault/.obsidian/hidden.md", &format!("{tok} hidden\n"));
+        ws.write("vault/other.txt", &format!("{tok} not a note\n"));
+        let mut o = scm_core::session::SessionOptions::new(unique_id("folders"));
+        o.note_folders = vec!["vault".into(), "no-such-folder".into()];
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let (alpha, beta) = (ws.file_id("vault/alpha.md"), ws.file_id("vault/beta.md"));
+        let doc = store.get(&alpha).await.unwrap().expect("indexed at start");
+        assert_eq!(doc["state"], "present", "{}", store.kind());
+        assert!(doc["content"].as_str().unwrap().contains(&tok));
+        assert_eq!(doc["tags"], json!(["zoo", "animal"]));
+        assert_eq!(doc["link_ids"], json!([beta.clone()]));
+        assert_eq!(store.backlinks(&beta).await.unwrap(), vec![alpha.clone()]);
+        let hits = scm_core::memory::search(&*store, &tok, &Default::default())
+            .await
+            .unwrap();
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, vec![alpha.as_str()], "only the note, {}", store.kind());
+        assert!(store
+            .get(&ws.file_id("vault/.obsidian/hidden.md"))
+            .await
+            .unwrap()
+            .is_none());
+        // The notes join the store, not the session's sets.
+        assert!(!s.snapshot().session_index.contains(&alpha));
+
+        // Changed on disk: a new version, found by its new words.
+        let tok2 = format!("{tok}changed");
+        ws.write("vault/alpha.md", &format!("# Alpha {tok2}\n"));
+        until_stored(&store, &alpha, |d| {
+            d["content"].as_str().is_some_and(|c| c.contains(&tok2))
+        })
+        .await;
+        let hits = scm_core::memory::search(&*store, &tok2, &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert!(store.backlinks(&beta).await.unwrap().is_empty());
+        // New, in a new subfolder.
+        ws.write("vault/sub/gamma.md", "Gamma links [[../beta]]\n");
+        let gamma = ws.file_id("vault/sub/gamma.md");
+        until_stored(&store, &gamma, |d| d["state"] == "present").await;
+        assert_eq!(store.backlinks(&beta).await.unwrap(), vec![gamma.clone()]);
+        // Deleted.
+        ws.remove("vault/beta.md");
+        until_stored(&store, &beta, |d| d["state"] == "deleted").await;
+        s.close().await.unwrap();
+
+        // Changed while no session ran: seen by the next one at start.
+        ws.write("vault/sub/gamma.md", "Gamma rewritten\n");
+        let mut o = scm_core::session::SessionOptions::new(unique_id("folders-2"));
+        o.note_folders = vec![ws.root.join("vault").to_string_lossy().into_owned()];
+        let mut s2 = ws.open(o).await;
+        let d = store.get(&gamma).await.unwrap().unwrap();
+        assert_eq!(d["content"], "Gamma rewritten\n", "{}", store.kind());
+        assert_eq!(
+            scm_core::memory::versions(&*store, &gamma).await.unwrap().len(),
+            2
+        );
+        s2.close().await.unwrap();
+    }
+}

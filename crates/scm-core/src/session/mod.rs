@@ -88,6 +88,11 @@ pub struct SessionOptions {
     /// plan §5 "Session resume", step 3). Vanished stubs always get a
     /// deletion version.
     pub resume_upgrades_stubs: bool,
+    /// Note folders (agent paths: relative to the workspace root, or
+    /// absolute): every `.md`/`.markdown` under them is indexed as a note
+    /// when the session opens, and watched with `watch`
+    /// ([`crate::memory::folders`]).
+    pub note_folders: Vec<String>,
 }
 
 impl Default for SessionOptions {
@@ -101,6 +106,7 @@ impl Default for SessionOptions {
             render: RenderOptions::default(),
             watch: false,
             resume_upgrades_stubs: true,
+            note_folders: Vec::new(),
         }
     }
 }
