@@ -238,6 +238,7 @@ export default function selfContextManager(pi) {
 			secretPatterns: cfg.secretPatterns,
 			readSecrets: cfg.readSecrets,
 			readOutsideWorkspace: cfg.readOutsideWorkspace,
+			noteFolders: cfg.noteFolders,
 			// pi supplies its own system prompt on both lines.
 			emitSystemMessage: false,
 			// Provenance of the session's context commits.
