@@ -321,7 +321,9 @@ async fn pinned_links_show_their_version() {
         let h1 = vs[0].content_hash.clone().unwrap()[..10].to_owned();
         ws.write(
             "notes/a.md",
-            &format!("old [[b@v1]], by hash [[b@{h1}|first b]], now [[b]], bad [[b@v9]], [[b@v2]]\n"),
+            &format!(
+                "old [[b@v1]], by hash [[b@{h1}|first b]], now [[b]], bad [[b@v9]], [[b@v2]]\n"
+            ),
         );
         assert!(s.read("notes/a.md").await.unwrap().ok);
         s.flush().await.unwrap();
@@ -342,7 +344,10 @@ async fn pinned_links_show_their_version() {
             .filter(|l| l.starts_with(&format!("- link id={b}")))
             .collect();
         assert_eq!(lines.len(), 5, "{all}");
-        assert!(lines[0].ends_with(" pinned=v1 [newer versions exist]"), "{all}");
+        assert!(
+            lines[0].ends_with(" pinned=v1 [newer versions exist]"),
+            "{all}"
+        );
         assert!(lines[1].ends_with(&format!(" pinned={h1} [newer versions exist]")));
         assert!(!lines[2].contains("pinned="), "{}", lines[2]);
         assert!(lines[3].ends_with(" pinned=v9 [no such version]"), "{all}");
@@ -366,7 +371,10 @@ async fn pinned_links_show_their_version() {
         );
         for i in &items[..2] {
             let v = i.version.as_deref().unwrap();
-            assert!(v.contains("B-V1-MARKER") && !v.contains("B-V2-MARKER"), "{v}");
+            assert!(
+                v.contains("B-V1-MARKER") && !v.contains("B-V2-MARKER"),
+                "{v}"
+            );
             assert!(v.contains("version 1 of 2"), "{v}");
         }
         assert!(items[2].message.contains("no version 9"), "{:?}", items[2]);
@@ -495,7 +503,10 @@ async fn note_folders_are_indexed_at_start_and_watched() {
         let d = store.get(&gamma).await.unwrap().unwrap();
         assert_eq!(d["content"], "Gamma rewritten\n", "{}", store.kind());
         assert_eq!(
-            scm_core::memory::versions(&*store, &gamma).await.unwrap().len(),
+            scm_core::memory::versions(&*store, &gamma)
+                .await
+                .unwrap()
+                .len(),
             2
         );
         s2.close().await.unwrap();

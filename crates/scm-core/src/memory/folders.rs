@@ -113,7 +113,10 @@ pub fn walk(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
 
 /// The note files under `folders` (at most [`MAX_NOTE_FILES`]), resolved,
 /// and every directory the walk entered (for a watcher).
-pub fn note_files(resolver: &Resolver, folders: &[NoteFolder]) -> (Vec<ResolvedPath>, Vec<PathBuf>) {
+pub fn note_files(
+    resolver: &Resolver,
+    folders: &[NoteFolder],
+) -> (Vec<ResolvedPath>, Vec<PathBuf>) {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for f in folders {

@@ -508,17 +508,21 @@ pub async fn plan_expand(
     let chosen = selected(doc, select, &|id| stored.get(id).cloned())?;
     Ok(chosen
         .into_iter()
-        .map(|(_, LinkRef { id, path, pin })| match (stored.get(&id), path, pin) {
-            (_, path, Some(pin)) => ExpandStep::ShowVersion { id, path, pin },
-            (stored_doc, path, None) => match (stored_doc, path) {
-            (Some(d), Some(p)) if s(d, "state") == Some("stub") => ExpandStep::Read { id, path: p },
-            (Some(d), _) => ExpandStep::Activate { id, doc: d.clone() },
-            (None, Some(p)) if std::path::Path::new(&p).exists() => {
-                ExpandStep::Read { id, path: p }
-            }
-            (None, path) => ExpandStep::NotFound { id, path },
+        .map(
+            |(_, LinkRef { id, path, pin })| match (stored.get(&id), path, pin) {
+                (_, path, Some(pin)) => ExpandStep::ShowVersion { id, path, pin },
+                (stored_doc, path, None) => match (stored_doc, path) {
+                    (Some(d), Some(p)) if s(d, "state") == Some("stub") => {
+                        ExpandStep::Read { id, path: p }
+                    }
+                    (Some(d), _) => ExpandStep::Activate { id, doc: d.clone() },
+                    (None, Some(p)) if std::path::Path::new(&p).exists() => {
+                        ExpandStep::Read { id, path: p }
+                    }
+                    (None, path) => ExpandStep::NotFound { id, path },
+                },
             },
-        })
+        )
         .collect())
 }
 

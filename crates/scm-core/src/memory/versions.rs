@@ -379,7 +379,9 @@ mod tests {
             Some(VersionRef::Hash("abcdef12".into()))
         );
         // Not pins: part of the name.
-        for name in ["2", "1234567", "abc", "home", "v", "latest", "vx", "Tuesday"] {
+        for name in [
+            "2", "1234567", "abc", "home", "v", "latest", "vx", "Tuesday",
+        ] {
             assert_eq!(VersionRef::parse_pin(name), None, "{name:?}");
         }
     }
