@@ -397,6 +397,14 @@ export interface ContextManagerOptions {
    * metadata-only with `withheld: 'outside_workspace'`; env SCM_READ_OUTSIDE_WORKSPACE=1).
    */
   readOutsideWorkspace?: boolean;
+  /**
+   * Note folders (relative to `workspaceRoot`, or absolute): every `.md`/`.markdown` under them (hidden
+   * entries skipped, at most 10,000 files) is indexed as a note when the session opens — content,
+   * frontmatter, links, tags — so `search` and `backlinks` find notes the agent never read; with `watch`,
+   * new, changed and deleted notes there become new versions. The notes join the store, not the session's
+   * sets. A folder that does not exist is skipped. pi: `selfContextManager.noteFolders` or `SCM_NOTE_FOLDERS`.
+   */
+  noteFolders?: string[];
   /** On resume, read discovery stubs whose file exists. Default true. */
   resumeUpgradesStubs?: boolean;
   /**
@@ -847,7 +855,7 @@ export declare class SelfContextManager {
   close(): Promise<void>;
 }
 
-/** A version: its number (1 = oldest), `'tx:<txId>'`, `'latest'`, or an RFC 3339 time (the version visible then). */
+/** A version: its number (1 = oldest), `'tx:<txId>'`, `'latest'`, an RFC 3339 time (the version visible then), or a hash prefix (7+ hex digits of its content or object hash). */
 export type VersionRef = number | string;
 
 /** One entry of `versions()`: where a version sits and what it holds, without its content. */
@@ -931,6 +939,11 @@ export interface NoteLink {
   kind: 'wikilink' | 'embed' | 'markdown';
   alias?: string;
   heading?: string;
+  /**
+   * The version the link is pinned to, as written after `@` (`[[b@v3]]`, `[[b@<7+ hex digits of a hash>]]`,
+   * `[[b@tx:812]]`, `[[b@2026-11-25T10:00:00Z]]`); absent: the latest. `expand` shows that version.
+   */
+  pin?: string;
   /** `content` or `frontmatter.<key>`. */
   field: string;
   /** 1-based line in the file. */
@@ -949,8 +962,13 @@ export interface ExpandSelect {
 export interface ExpandItem {
   id: string;
   path: string | null;
-  outcome: 'activated' | 'already active' | 'not found' | 'failed';
+  /** A pinned link: `version shown` (never activated) or `no such version`. */
+  outcome: 'activated' | 'already active' | 'not found' | 'failed' | 'version shown' | 'no such version';
   message: string;
+  /** The pin of a pinned link. */
+  pin?: string;
+  /** A pinned link's version, as `showVersion(...).text` renders it (also at the end of `text`). */
+  version?: string;
 }
 
 export interface ExpandResult {

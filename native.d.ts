@@ -225,8 +225,9 @@ export declare class NativeSession {
   search(query: string, optionsJson?: string | undefined | null): Promise<string>
   /**
    * Activates what an object links to: all links, or those `selectJson`
-   * (`{types?, path?, positions?}`) keeps. JSON `{id, items: [{id,
-   * path, outcome, message}], text}`.
+   * (`{types?, path?, positions?}`) keeps; a link pinned to a version
+   * shows that version instead. JSON `{id, items: [{id, path, outcome,
+   * message, pin?, version?}], text}`.
    */
   expand(target: string, selectJson?: string | undefined | null): Promise<string>
   /**
@@ -550,6 +551,12 @@ export interface NapiSessionOptions {
   readOutsideWorkspace?: boolean
   /** On resume, read discovery stubs whose source exists (default true). */
   resumeUpgradesStubs?: boolean
+  /**
+   * Note folders (relative to the workspace root, or absolute): every
+   * `.md`/`.markdown` under them is indexed as a note at open, and
+   * watched with `watch`.
+   */
+  noteFolders?: Array<string>
   /** Open a new session as a fork of another (ignored when it exists). */
   forkOf?: NapiForkOf
   /**

@@ -71,4 +71,75 @@ describeStores('notes', ({ options }) => {
     expect(r.items[0].outcome).toBe('activated');
     await s2.close();
   });
+
+  test('a link pinned to a version shows the pin in its line; expand shows that version and activates nothing', async () => {
+    const { open, write } = await setup();
+    const cm = await open('pins');
+    write('notes/b.md', 'B-V1\n');
+    expect((await cm.read('notes/b.md')).ok).toBe(true);
+    write('notes/b.md', 'B-V2\n');
+    expect((await cm.observeEdit('notes/b.md')).ok).toBe(true);
+    expect((await cm.deactivate('notes/b.md')).ok).toBe(true);
+    const b = cm.resolve('notes/b.md').objectId;
+    const [v1] = (await cm.versions(b)).versions;
+    const prefix = v1.contentHash.slice(0, 8);
+    expect((await cm.showVersion(b, prefix)).text).toContain('B-V1');
+    write('notes/a.md', `old [[b@v1]], same [[b@${prefix}]], now [[b]], bad [[b@v7]]\n`);
+    expect((await cm.read('notes/a.md')).ok).toBe(true);
+    const a = cm.resolve('notes/a.md').objectId;
+    const doc = await cm.getObject(a);
+    expect(doc.links.map((l) => l.pin ?? null)).toEqual(['v1', prefix, null, 'v7']);
+    const ctx = JSON.stringify(await cm.transformContext([msg.user('go')]));
+    expect(ctx).toContain(' pinned=v1 [newer versions exist]');
+    expect(ctx).toContain(' pinned=v7 [no such version]');
+
+    const r = await cm.expand(a, { positions: [1, 4] });
+    expect(r.items.map((i) => [i.outcome, i.pin])).toEqual([
+      ['version shown', 'v1'],
+      ['no such version', 'v7'],
+    ]);
+    expect(r.items[0].version).toContain('B-V1');
+    expect(r.text).toContain('B-V1');
+    expect(r.text).not.toContain('B-V2');
+    const after = JSON.stringify(await cm.transformContext([msg.user('go')]));
+    expect(after).not.toContain('B-V1');
+    expect(after).not.toContain('B-V2');
+    const plain = await cm.expand(a, { positions: [3] });
+    expect(plain.items[0].outcome).toBe('activated');
+    expect(JSON.stringify(await cm.transformContext([msg.user('go')]))).toContain('B-V2');
+    await cm.close();
+  });
+
+  test('a note under a note folder, never read, is found by search in a new session; its changes are seen', async () => {
+    const { ws, write } = await setup();
+    const store = options();
+    const tok = `wombat${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    write('vault/deep/n.md', `# ${tok}\n\n[[other]]\n`);
+    const openWith = (p, watch) =>
+      ContextManager.open({ sessionId: uid(p), workspaceRoot: ws, store, layout: 'spec', noteFolders: ['vault'], watch });
+    const s1 = await openWith('folder-1', true);
+    const id = s1.resolve('vault/deep/n.md').objectId;
+    expect((await s1.search(tok)).hits.map((h) => h.id)).toEqual([id]);
+    expect((await s1.backlinks(s1.resolve('vault/deep/other.md').objectId)).backlinks.map((x) => x.id)).toEqual([id]);
+    // Changed on disk while the session runs: the watcher writes a new version. Polled with a deadline: the
+    // watcher's writes for objects outside the session have no completion signal.
+    write('vault/deep/n.md', `# ${tok}x\n`);
+    const deadline = Date.now() + 10_000;
+    while ((await s1.search(`${tok}x`)).hits.length === 0) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await s1.close();
+    // Changed while no session runs: a new session indexes it at start.
+    write('vault/deep/n.md', `# ${tok}y\n`);
+    const s2 = await openWith('folder-2', false);
+    expect((await s2.search(`${tok}y`)).hits.map((h) => h.id)).toEqual([id]);
+    expect((await s2.versions(id)).versions).toHaveLength(3);
+    expect((await s2.activate(id)).ok).toBe(true);
+    await s2.close();
+    await expectCode(
+      () => ContextManager.open({ sessionId: uid('bad'), workspaceRoot: ws, store, noteFolders: [''] }),
+      'INVALID_ARGUMENT',
+    );
+  });
 });

@@ -134,8 +134,17 @@ function load(cwd, options) {
   if (defaultIsLocal !== undefined && typeof defaultIsLocal !== 'boolean') {
     throw new Error(`selfContextManager.defaultIsLocal must be true or false, got ${JSON.stringify(defaultIsLocal)}`);
   }
+  // Note folders (issue 12): every .md under them is indexed as a note at session start and watched.
+  // Relative paths are relative to the workspace (pi's cwd). SCM_NOTE_FOLDERS: comma-separated.
+  const noteFolders = env.SCM_NOTE_FOLDERS
+    ? env.SCM_NOTE_FOLDERS.split(',').map((p) => p.trim()).filter((p) => p !== '')
+    : s.noteFolders;
+  if (noteFolders !== undefined && (!Array.isArray(noteFolders) || noteFolders.some((p) => typeof p !== 'string' || p.trim() === ''))) {
+    throw new Error(`selfContextManager.noteFolders must be an array of non-blank paths, got ${JSON.stringify(noteFolders)}`);
+  }
   return {
     defaultFilesystemId,
+    noteFolders,
     defaultIsLocal,
     disabled: envBool("SCM_DISABLE") ?? s.disabled === true,
     store,

@@ -83,6 +83,7 @@ function sessionOptions(options) {
       readSecrets: options.readSecrets ?? envFlag('SCM_READ_SECRETS'),
       readOutsideWorkspace: options.readOutsideWorkspace ?? envFlag('SCM_READ_OUTSIDE_WORKSPACE'),
       resumeUpgradesStubs: options.resumeUpgradesStubs ?? undefined,
+      noteFolders: noteFolders(options.noteFolders),
       forkOf: forkOf(options.forkOf),
       fromCommit: options.fromCommit ?? undefined,
       // false: transformContext returns once the context is assembled; its store write follows behind the
@@ -91,6 +92,15 @@ function sessionOptions(options) {
       readOnly: options.readOnly ?? undefined,
     },
   };
+}
+
+/** `noteFolders`: an array of non-blank path strings (relative to the workspace root, or absolute). */
+function noteFolders(v) {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((p) => typeof p !== 'string' || p.trim() === '')) {
+    throw codedError('INVALID_ARGUMENT', `ContextManager.open: noteFolders must be an array of non-blank paths, got ${JSON.stringify(v)}`);
+  }
+  return v;
 }
 
 /** Who and what makes this session's commits: `template` (harness/version), `principal` (default user@host). */
@@ -659,7 +669,7 @@ class ContextManager {
 function versionArg(v) {
   if (typeof v === 'number' && Number.isInteger(v)) return String(v);
   if (typeof v === 'string') return v;
-  throw codedError('INVALID_ARGUMENT', `version must be a version number or a string (tx:<id>, latest, a time), got ${typeof v}`);
+  throw codedError('INVALID_ARGUMENT', `version must be a version number or a string (tx:<id>, latest, a time, a hash prefix), got ${typeof v}`);
 }
 
 module.exports = { ContextManager };

@@ -35,6 +35,7 @@ export function openOptions(cfg, cwd, sessionId) {
 		secretPatterns: cfg.secretPatterns,
 		readSecrets: cfg.readSecrets,
 		readOutsideWorkspace: cfg.readOutsideWorkspace,
+		noteFolders: cfg.noteFolders,
 		// pi supplies its own system prompt on both lines.
 		emitSystemMessage: false,
 		// Provenance of the session's context commits.

@@ -52,7 +52,7 @@ export function memoryToolTexts(Type, idDescription) {
 			name: "expand",
 			label: "Expand",
 			description:
-				"Load what a note (or any object with links) links to: all of its links, or a selection. Use after seeing its \"- link id=…\" lines when you need those files' content; one call instead of an activate per link.",
+				"Load what a note (or any object with links) links to: all of its links, or a selection. Use after seeing its \"- link id=…\" lines when you need those files' content; one call instead of an activate per link. A link pinned to a version ([[b@v3]], line \"pinned=v3\") shows that version in the result instead.",
 			snippet: "Load the files a note links to",
 			parameters: Type.Object({
 				id: Type.String({ description: idDescription }),

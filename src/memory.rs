@@ -19,7 +19,7 @@ impl Shared {
     /// `Session::bring_link_targets`, split so the lock is not held across
     /// the store/indexer awaits). Best effort: a failure is logged.
     pub(crate) async fn bring_link_targets(&self, id: &str) {
-        let Ok((indexer, (paths, ids))) =
+        let Ok((indexer, (paths, ids, pins))) =
             self.with(|s| Ok((s.indexer(), s.link_targets_to_bring(id))))
         else {
             return;
@@ -35,8 +35,12 @@ impl Shared {
                 docs.push(doc);
             }
         }
+        let resolved = links::resolve_pins(&*self.store, &pins)
+            .await
+            .unwrap_or_default();
         let _ = self.with(|s| {
             s.apply_link_targets(docs);
+            s.apply_pins(resolved);
             Ok(())
         });
     }
@@ -133,8 +137,9 @@ impl JsSession {
     }
 
     /// Activates what an object links to: all links, or those `selectJson`
-    /// (`{types?, path?, positions?}`) keeps. JSON `{id, items: [{id,
-    /// path, outcome, message}], text}`.
+    /// (`{types?, path?, positions?}`) keeps; a link pinned to a version
+    /// shows that version instead. JSON `{id, items: [{id, path, outcome,
+    /// message, pin?, version?}], text}`.
     #[napi]
     pub async fn expand(
         &self,
@@ -162,6 +167,11 @@ impl JsSession {
                     item(&id, Some(path), &r)
                 }
                 ExpandStep::NotFound { id, path } => not_found(&id, path),
+                ExpandStep::ShowVersion { id, path, pin } => {
+                    links::show_pinned(&*self.shared.store, &id, path, &pin)
+                        .await
+                        .js()?
+                }
             });
         }
         self.shared.flush_tolerant().await.js()?;

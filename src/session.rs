@@ -134,6 +134,10 @@ pub struct NapiSessionOptions {
     pub read_outside_workspace: Option<bool>,
     /// On resume, read discovery stubs whose source exists (default true).
     pub resume_upgrades_stubs: Option<bool>,
+    /// Note folders (relative to the workspace root, or absolute): every
+    /// `.md`/`.markdown` under them is indexed as a note at open, and
+    /// watched with `watch`.
+    pub note_folders: Option<Vec<String>>,
     /// Open a new session as a fork of another (ignored when it exists).
     pub fork_of: Option<NapiForkOf>,
     /// Open from a context commit (`ctx-…`): a new session branches from
@@ -443,6 +447,14 @@ fn build(
     };
     if let Some(b) = o.resume_upgrades_stubs {
         opts.resume_upgrades_stubs = b;
+    }
+    if let Some(f) = o.note_folders {
+        if let Some(bad) = f.iter().find(|p| p.trim().is_empty()) {
+            return Err(invalid_arg(format!(
+                "noteFolders: every folder must be a non-blank path, got {bad:?}"
+            )));
+        }
+        opts.note_folders = f;
     }
     let resolver = Resolver::new(
         o.default_filesystem_id

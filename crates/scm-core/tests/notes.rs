@@ -298,3 +298,217 @@ async fn reconstructed_calls_show_the_same_link_lines() {
         }
     }
 }
+
+/// A link pinned to a version (`[[b@v1]]`, `[[b@<hash prefix>]]`) keeps the
+/// pin in its link entry; its metadata line shows the pin and that newer
+/// versions exist; `expand` shows that version in its result and never
+/// activates the latest in its place (§7.2, §7.3, §9, §11.2). A pin that
+/// names no version is reported, not an error; unpinned links are as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_links_show_their_version() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("pins").await;
+        ws.write("notes/b.md", "B-V1-MARKER\n");
+        assert!(s.read("notes/b.md").await.unwrap().ok);
+        ws.write("notes/b.md", "B-V2-MARKER\n");
+        assert!(s.observe_edit("notes/b.md").await.unwrap().ok);
+        assert!(s.deactivate("notes/b.md").ok);
+        s.flush().await.unwrap();
+        let b = ws.file_id("notes/b.md");
+        let vs = scm_core::memory::versions(&*store, &b).await.unwrap();
+        assert_eq!(vs.len(), 2, "{}", store.kind());
+        let h1 = vs[0].content_hash.clone().unwrap()[..10].to_owned();
+        ws.write(
+            "notes/a.md",
+            &format!(
+                "old [[b@v1]], by hash [[b@{h1}|first b]], now [[b]], bad [[b@v9]], [[b@v2]]\n"
+            ),
+        );
+        assert!(s.read("notes/a.md").await.unwrap().ok);
+        s.flush().await.unwrap();
+        let a = ws.file_id("notes/a.md");
+        let doc = store.get(&a).await.unwrap().unwrap();
+        assert_eq!(doc["links"][0]["pin"], "v1");
+        assert_eq!(doc["links"][1]["pin"], json!(h1));
+        assert!(doc["links"][2].get("pin").is_none());
+        assert_eq!(doc["link_ids"], json!([b.clone()]), "one target");
+        assert_eq!(store.backlinks(&b).await.unwrap(), vec![a.clone()]);
+
+        let mut t = Transcript::default();
+        t.user("go");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        let all = texts(&out).join("\n");
+        let lines: Vec<&str> = all
+            .lines()
+            .filter(|l| l.starts_with(&format!("- link id={b}")))
+            .collect();
+        assert_eq!(lines.len(), 5, "{all}");
+        assert!(
+            lines[0].ends_with(" pinned=v1 [newer versions exist]"),
+            "{all}"
+        );
+        assert!(lines[1].ends_with(&format!(" pinned={h1} [newer versions exist]")));
+        assert!(!lines[2].contains("pinned="), "{}", lines[2]);
+        assert!(lines[3].ends_with(" pinned=v9 [no such version]"), "{all}");
+        assert!(lines[4].ends_with(" pinned=v2 (the latest)"), "{all}");
+
+        // Expanding the pinned links shows version 1, activates nothing.
+        let items = s
+            .expand(
+                &a,
+                &Select {
+                    positions: Some(vec![1, 2, 4]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        let outcomes: Vec<&str> = items.iter().map(|i| i.outcome.as_str()).collect();
+        assert_eq!(
+            outcomes,
+            vec!["version shown", "version shown", "no such version"]
+        );
+        for i in &items[..2] {
+            let v = i.version.as_deref().unwrap();
+            assert!(
+                v.contains("B-V1-MARKER") && !v.contains("B-V2-MARKER"),
+                "{v}"
+            );
+            assert!(v.contains("version 1 of 2"), "{v}");
+        }
+        assert!(items[2].message.contains("no version 9"), "{:?}", items[2]);
+        assert!(!s.snapshot().active_set.contains(&b), "not activated");
+        let text = links::render_expand(&a, &items);
+        assert!(text.contains("B-V1-MARKER"), "{text}");
+        assert!(links::expanded_ids(&text).is_empty(), "{text}");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-V1-MARKER"), 0);
+        assert_eq!(occurrences(&out, "B-V2-MARKER"), 0);
+
+        // The unpinned link activates the latest, as before.
+        let items = s
+            .expand(
+                &a,
+                &Select {
+                    positions: Some(vec![3]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(items[0].outcome, "activated");
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert_eq!(occurrences(&out, "B-V2-MARKER"), 1);
+        assert_eq!(occurrences(&out, "B-V1-MARKER"), 0);
+        s.close().await.unwrap();
+    }
+}
+
+/// Polls the store until `ok` holds for the latest version of `id` (10 s
+/// deadline). Polling because a watcher's writes for a note folder have no
+/// completion signal: they concern objects outside the session, whose
+/// events the session drops.
+async fn until_stored(
+    store: &std::sync::Arc<dyn scm_core::store::Store>,
+    id: &str,
+    ok: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let doc = store.get(id).await.unwrap();
+        if let Some(d) = doc {
+            let v = serde_json::Value::Object(d);
+            if ok(&v) {
+                return v;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id} not as expected in time"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Every Markdown file under a configured note folder is indexed as a note
+/// when a session opens — never read by the agent, found by `search`,
+/// backlinks work, hidden folders and other files are left out — and the
+/// watcher keeps them current: changed, new (also in a new subfolder) and
+/// deleted notes become new versions; a session opened later sees changes
+/// made while none ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn note_folders_are_indexed_at_start_and_watched() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let tok = format!("okapi{}", unique_id("f").replace(['-', '_', ':'], ""));
+        ws.write(
+            "vault/alpha.md",
+            &format!("---\ntags: [zoo]\n---\n# Alpha {tok}\n\nSee [[beta]] #animal\n"),
+        );
+        ws.write("vault/beta.md", "Beta body\n");
+        ws.write("vault/.obsidian/hidden.md", &format!("{tok} hidden\n"));
+        ws.write("vault/other.txt", &format!("{tok} not a note\n"));
+        let mut o = scm_core::session::SessionOptions::new(unique_id("folders"));
+        o.note_folders = vec!["vault".into(), "no-such-folder".into()];
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let (alpha, beta) = (ws.file_id("vault/alpha.md"), ws.file_id("vault/beta.md"));
+        let doc = store.get(&alpha).await.unwrap().expect("indexed at start");
+        assert_eq!(doc["state"], "present", "{}", store.kind());
+        assert!(doc["content"].as_str().unwrap().contains(&tok));
+        assert_eq!(doc["tags"], json!(["zoo", "animal"]));
+        assert_eq!(doc["link_ids"], json!([beta.clone()]));
+        assert_eq!(store.backlinks(&beta).await.unwrap(), vec![alpha.clone()]);
+        let hits = scm_core::memory::search(&*store, &tok, &Default::default())
+            .await
+            .unwrap();
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, vec![alpha.as_str()], "only the note, {}", store.kind());
+        assert!(store
+            .get(&ws.file_id("vault/.obsidian/hidden.md"))
+            .await
+            .unwrap()
+            .is_none());
+        // The notes join the store, not the session's sets.
+        assert!(!s.snapshot().session_index.contains(&alpha));
+
+        // Changed on disk: a new version, found by its new words.
+        let tok2 = format!("{tok}changed");
+        ws.write("vault/alpha.md", &format!("# Alpha {tok2}\n"));
+        until_stored(&store, &alpha, |d| {
+            d["content"].as_str().is_some_and(|c| c.contains(&tok2))
+        })
+        .await;
+        let hits = scm_core::memory::search(&*store, &tok2, &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert!(store.backlinks(&beta).await.unwrap().is_empty());
+        // New, in a new subfolder.
+        ws.write("vault/sub/gamma.md", "Gamma links [[../beta]]\n");
+        let gamma = ws.file_id("vault/sub/gamma.md");
+        until_stored(&store, &gamma, |d| d["state"] == "present").await;
+        assert_eq!(store.backlinks(&beta).await.unwrap(), vec![gamma.clone()]);
+        // Deleted.
+        ws.remove("vault/beta.md");
+        until_stored(&store, &beta, |d| d["state"] == "deleted").await;
+        s.close().await.unwrap();
+
+        // Changed while no session ran: seen by the next one at start.
+        ws.write("vault/sub/gamma.md", "Gamma rewritten\n");
+        let mut o = scm_core::session::SessionOptions::new(unique_id("folders-2"));
+        o.note_folders = vec![ws.root.join("vault").to_string_lossy().into_owned()];
+        let mut s2 = ws.open(o).await;
+        let d = store.get(&gamma).await.unwrap().unwrap();
+        assert_eq!(d["content"], "Gamma rewritten\n", "{}", store.kind());
+        assert_eq!(
+            scm_core::memory::versions(&*store, &gamma)
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+        s2.close().await.unwrap();
+    }
+}

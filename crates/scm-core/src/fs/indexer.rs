@@ -40,6 +40,9 @@ pub const RENAMED_FROM: &str = "renamed_from";
 /// Compare-and-set attempts of one indexing call before `CAS_CONFLICT`.
 const CAS_ATTEMPTS: usize = 16;
 
+/// Files per transaction of [`Indexer::index_many`].
+pub const BATCH_FILES: usize = 256;
+
 /// How many leading bytes are checked for NUL to call a file binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
@@ -251,6 +254,110 @@ impl Indexer {
             self.options.max_content_bytes,
             self.withheld(resolved),
         )
+    }
+
+    /// Indexes many files at once (a note folder at session start): per
+    /// chunk of [`BATCH_FILES`], one `get_many`, the reads on one blocking
+    /// task, and one transaction holding every changed file (each put
+    /// guarded by a compare-and-set on the version read). A chunk whose
+    /// transaction loses a race is indexed file by file
+    /// ([`Indexer::index_resolved`]). A file that cannot be read (gone,
+    /// not a regular file, unreadable) is skipped with a warning; store
+    /// failures are errors. Results in input order, skipped files left out.
+    pub async fn index_many(&self, files: &[ResolvedPath]) -> Result<Vec<IndexResult>> {
+        let mut out = Vec::with_capacity(files.len());
+        for chunk in files.chunks(BATCH_FILES) {
+            let ids: Vec<String> = chunk.iter().map(|r| r.source.file_object_id()).collect();
+            let existing: std::collections::HashMap<String, Document> = self
+                .store
+                .get_many(&ids)
+                .await?
+                .into_iter()
+                .filter_map(|d| Some((d.get(crate::store::ID_KEY)?.as_str()?.to_owned(), d)))
+                .collect();
+            let max = self.options.max_content_bytes;
+            let jobs: Vec<(Option<PathBuf>, Option<ContentOmitted>)> = chunk
+                .iter()
+                .map(|r| (r.host_path.clone(), self.withheld(r)))
+                .collect();
+            let payloads = tokio::task::spawn_blocking(move || {
+                jobs.into_iter()
+                    .map(|(host, withheld)| match host {
+                        Some(h) => read_payload(&h, max, withheld),
+                        None => Err(Error::FileUnreadable {
+                            path: PathBuf::new(),
+                            reason: "not reachable from this client".into(),
+                        }),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|e| Error::Internal(format!("read task failed: {e}")))?;
+            let mut ops = Vec::new();
+            let mut results: Vec<IndexResult> = Vec::with_capacity(chunk.len());
+            for ((resolved, id), payload) in chunk.iter().zip(&ids).zip(payloads) {
+                let payload = match payload {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!(path = %resolved.source.path, error = %e, "index: skipped");
+                        continue;
+                    }
+                };
+                let old = existing.get(id);
+                if let Some(doc) = old.filter(|d| same_source_state(d, &payload)) {
+                    results.push(IndexResult {
+                        object_id: id.clone(),
+                        action: IndexAction::Unchanged,
+                        doc: doc.clone(),
+                        receipt: None,
+                    });
+                    continue;
+                }
+                let doc = file_document(&resolved.source, payload);
+                ops.push(TxOp::Match {
+                    id: id.clone(),
+                    expected: old.cloned(),
+                });
+                ops.push(TxOp::Put(doc.clone()));
+                results.push(IndexResult {
+                    object_id: id.clone(),
+                    action: if old.is_some() {
+                        IndexAction::Updated
+                    } else {
+                        IndexAction::Created
+                    },
+                    doc,
+                    receipt: None,
+                });
+            }
+            if ops.is_empty() {
+                out.extend(results);
+                continue;
+            }
+            let receipt = self.store.submit(ops).await?;
+            if receipt.committed {
+                for r in &mut results {
+                    if r.action != IndexAction::Unchanged {
+                        r.receipt = Some(receipt.clone());
+                    }
+                }
+                out.extend(results);
+                continue;
+            }
+            // Another writer committed one of these first: one by one.
+            for resolved in chunk {
+                match self.index_resolved(resolved).await {
+                    Ok(r) => out.push(r),
+                    Err(e) if e.is_transient() || matches!(e, Error::StoreProtocol(_)) => {
+                        return Err(e)
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %resolved.source.path, error = %e, "index: skipped")
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Discovery: a stub (null content and hashes) unless the object exists,

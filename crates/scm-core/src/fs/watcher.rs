@@ -31,6 +31,11 @@
 //!   callback in flight, stops the debouncer (joining its thread) and aborts
 //!   the task. Callbacks run under a read lock and check the closed flag, so
 //!   none runs after `close` returns. Dropping the watcher closes it.
+//! - **Note folders** ([`Watcher::track_folder`]): every directory under
+//!   the folder gets a watch; a note file appearing there (created, or
+//!   renamed into it) is tracked and indexed, a directory appearing there
+//!   is watched and its notes indexed. Changes and deletions of the notes
+//!   are those of any tracked file.
 //! - **Errors** (notify errors, unreadable files, store failures) are reported
 //!   as [`WatchEvent::Error`]; a panicking callback is caught and logged.
 
@@ -107,6 +112,9 @@ struct Tracking {
     dirs: HashMap<PathBuf, usize>,
     /// Symlink target → the tracked link pointing at it.
     targets: HashMap<PathBuf, PathBuf>,
+    /// Note folders (host paths): a new note under one is tracked and
+    /// indexed, a new directory under one is watched.
+    folders: Vec<PathBuf>,
 }
 
 impl Tracking {
@@ -180,6 +188,15 @@ impl Watcher {
         if let Some(host) = &resolved.host_path {
             self.inner.untrack(host);
         }
+    }
+
+    /// Watch a note folder: `dirs` (the folder and the directories under
+    /// it, as [`crate::memory::folders::walk`] lists them) get a directory
+    /// watch each; a note file that appears under `root` later is tracked
+    /// and indexed, a new directory under it watched (and its notes
+    /// indexed). The notes already there are tracked with [`Watcher::track`].
+    pub fn track_folder(&self, root: &Path, dirs: &[PathBuf]) -> crate::Result<()> {
+        self.inner.track_folder(root, dirs)
     }
 
     /// Host paths currently tracked (sorted).
@@ -291,6 +308,82 @@ impl Inner {
         }
         tracking.files.insert(host.clone(), resolved.clone());
         Ok(())
+    }
+
+    fn track_folder(&self, root: &Path, dirs: &[PathBuf]) -> crate::Result<()> {
+        if self.is_closed() {
+            return Err(Error::Watcher("watcher is closed".into()));
+        }
+        let mut tracking = lock(&self.tracking);
+        if !tracking.folders.iter().any(|f| f == root) {
+            tracking.folders.push(root.to_path_buf());
+        }
+        for dir in dirs {
+            self.hold_dir(&mut tracking, dir)?;
+        }
+        Ok(())
+    }
+
+    /// One more reference to a watched directory (watching it with the first).
+    fn hold_dir(&self, tracking: &mut Tracking, dir: &Path) -> crate::Result<()> {
+        if !tracking.dirs.contains_key(dir) {
+            self.watch_dir(dir)?;
+        }
+        *tracking.dirs.entry(dir.to_path_buf()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Whether `path` lies under a note folder, below no hidden entry.
+    fn in_note_folder(&self, path: &Path) -> bool {
+        lock(&self.tracking).folders.iter().any(|root| {
+            path.strip_prefix(root).is_ok_and(|rest| {
+                !rest.as_os_str().is_empty()
+                    && !rest
+                        .components()
+                        .any(|c| crate::memory::folders::is_hidden(c.as_os_str()))
+            })
+        })
+    }
+
+    /// A path under a note folder that is not tracked yet: a note file is
+    /// tracked and indexed; a directory is watched and its notes indexed.
+    async fn appeared_in_folder(&self, path: &Path) {
+        let Ok(meta) = tokio::fs::metadata(path).await else {
+            return; // gone again: nothing was stored for it
+        };
+        let files: Vec<PathBuf> = if meta.is_dir() {
+            let (dirs, files) = crate::memory::folders::walk(path);
+            let mut tracking = lock(&self.tracking);
+            let new: Vec<&PathBuf> = dirs
+                .iter()
+                .filter(|d| !tracking.dirs.contains_key(*d))
+                .collect();
+            for d in new {
+                if let Err(e) = self.hold_dir(&mut tracking, d) {
+                    drop(tracking);
+                    self.error(format!("watching note folder {}: {e}", d.display()));
+                    return;
+                }
+            }
+            files
+        } else if meta.is_file() && crate::memory::folders::is_note_path(path) {
+            vec![path.to_path_buf()]
+        } else {
+            return;
+        };
+        for f in files {
+            if self.is_closed() || self.tracked(&f).is_some() {
+                continue;
+            }
+            let Some(res) = self.indexer.resolver.resolve_host_path(&f) else {
+                continue;
+            };
+            if let Err(e) = self.track(&res) {
+                self.error(format!("tracking note {}: {e}", res.source.path));
+                continue;
+            }
+            self.recheck(&res).await;
+        }
     }
 
     fn watch_dir(&self, dir: &Path) -> crate::Result<()> {
@@ -408,10 +501,19 @@ impl Inner {
                 _ => mentioned.extend([from, to]),
             }
         }
+        let mut appeared: Vec<PathBuf> = Vec::new();
         for p in mentioned {
             if let Some(tracked) = self.tracked_for(&p) {
                 push(&mut check, &tracked);
+            } else if !handled.contains(&p) && self.in_note_folder(&p) {
+                push(&mut appeared, &p);
             }
+        }
+        for p in appeared {
+            if self.is_closed() {
+                return;
+            }
+            self.appeared_in_folder(&p).await;
         }
         for p in check {
             if self.is_closed() {

@@ -40,6 +40,89 @@ pub fn links_of(doc: &Document) -> Vec<&serde_json::Map<String, Value>> {
         .unwrap_or_default()
 }
 
+/// One distinct reference of a document: a target, and the version it is
+/// pinned to (None: the latest). Link lines, `expand` positions and
+/// selections go by these, in first-link order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRef {
+    pub id: String,
+    pub path: Option<String>,
+    pub pin: Option<String>,
+}
+
+/// The distinct `(target, pin)` references of a document, first-link order.
+pub fn link_refs(doc: &Document) -> Vec<LinkRef> {
+    let mut out: Vec<LinkRef> = Vec::new();
+    for l in links_of(doc) {
+        let Some(t) = l.get("target").and_then(Value::as_str) else {
+            continue;
+        };
+        let pin = l.get("pin").and_then(Value::as_str);
+        if !out.iter().any(|r| r.id == t && r.pin.as_deref() == pin) {
+            out.push(LinkRef {
+                id: t.to_owned(),
+                path: l.get("path").and_then(Value::as_str).map(str::to_owned),
+                pin: pin.map(str::to_owned),
+            });
+        }
+    }
+    out
+}
+
+/// What a pin resolved to: the object hash of the version it names, or
+/// None when it names no version. Keyed by [`pin_key`].
+pub type PinStates = std::collections::HashMap<String, Option<String>>;
+
+/// The key of a pinned reference in [`PinStates`].
+pub fn pin_key(id: &str, pin: &str) -> String {
+    format!("{id}@{pin}")
+}
+
+/// The pinned references of `doc` whose key `known` does not hold yet.
+pub fn pins_to_resolve(doc: &Document, known: &dyn Fn(&str) -> bool) -> Vec<(String, String)> {
+    link_refs(doc)
+        .into_iter()
+        .filter_map(|r| Some((r.id, r.pin?)))
+        .filter(|(id, pin)| !known(&pin_key(id, pin)))
+        .collect()
+}
+
+/// Resolves pins against the store's histories: the object hash of each
+/// pinned version, None for a pin that names no version (or an object the
+/// store does not hold). A version is immutable once written, so the answer
+/// only changes for a time pin in the future.
+pub async fn resolve_pins(store: &dyn Store, pins: &[(String, String)]) -> Result<PinStates> {
+    let mut out = PinStates::new();
+    for (id, pin) in pins {
+        let hash = match pinned_version(store, id, pin).await? {
+            Ok(v) => v.info.object_hash.or(Some(String::new())),
+            Err(_) => None,
+        };
+        out.insert(pin_key(id, pin), hash);
+    }
+    Ok(out)
+}
+
+/// The version a pin names; the inner error says why there is none
+/// (`UNKNOWN_OBJECT`: no such object or version; `INVALID_ARGUMENT`: not a
+/// pin). Store failures are the outer error.
+pub async fn pinned_version(
+    store: &dyn Store,
+    id: &str,
+    pin: &str,
+) -> Result<std::result::Result<super::versions::ShownVersion, Error>> {
+    let Some(at) = super::versions::VersionRef::parse_pin(pin) else {
+        return Ok(Err(Error::InvalidArgument(format!(
+            "{pin:?} is not a version pin"
+        ))));
+    };
+    match super::versions::show_version(store, id, &at).await {
+        Ok(v) => Ok(Ok(v)),
+        Err(e @ Error::UnknownObject(_)) => Ok(Err(e)),
+        Err(e) => Err(e),
+    }
+}
+
 /// Distinct `(target id, path)` of a document's links, first-link order.
 pub fn targets(doc: &Document) -> Vec<(String, Option<String>)> {
     let mut out: Vec<(String, Option<String>)> = Vec::new();
@@ -104,21 +187,41 @@ pub fn target_line(
     }
 }
 
+/// What a pinned reference's line adds: the pin, then whether the target
+/// (as shown, `target`) has newer versions than the pinned one, or that the
+/// pin names no version. `state`: the pin's [`PinStates`] entry, None when
+/// not resolved (yet).
+pub fn pin_suffix(pin: &str, state: Option<&Option<String>>, target: Option<&Document>) -> String {
+    let shown = target.and_then(|d| s(d, "object_hash"));
+    match state {
+        None => format!(" pinned={pin}"),
+        Some(None) => format!(" pinned={pin} [no such version]"),
+        Some(Some(h)) if Some(h.as_str()) == shown => format!(" pinned={pin} (the latest)"),
+        Some(Some(_)) => format!(" pinned={pin} [newer versions exist]"),
+    }
+}
+
 /// The lines shown after an active object's content, or `None` when it has
-/// no links. `lookup` answers from the session's object cache.
+/// no links. `lookup` answers from the session's object cache, `pins` with
+/// the resolved pins ([`PinStates`]).
 pub fn link_lines<'a>(
     doc: &Document,
     lookup: &dyn Fn(&str) -> Option<&'a Document>,
+    pins: &PinStates,
     display_path: &dyn Fn(&FilesystemSource) -> String,
 ) -> Option<String> {
-    let ts = targets(doc);
-    if ts.is_empty() {
+    let refs = link_refs(doc);
+    if refs.is_empty() {
         return None;
     }
     let mut out = String::from(LINKS_HEADER);
-    for (id, path) in &ts {
+    for r in &refs {
         out.push('\n');
-        out.push_str(&target_line(id, path.as_deref(), lookup(id), display_path));
+        let target = lookup(&r.id);
+        out.push_str(&target_line(&r.id, r.path.as_deref(), target, display_path));
+        if let Some(pin) = &r.pin {
+            out.push_str(&pin_suffix(pin, pins.get(&pin_key(&r.id, pin)), target));
+        }
     }
     Some(out)
 }
@@ -266,6 +369,13 @@ pub enum ExpandStep {
     Read { id: String, path: String },
     /// Neither stored nor on disk.
     NotFound { id: String, path: Option<String> },
+    /// A link pinned to a version: show that version (as `show_version`),
+    /// never activate the latest in its place (§7.3, §9).
+    ShowVersion {
+        id: String,
+        path: Option<String>,
+        pin: String,
+    },
 }
 
 /// What `expand` did, per target.
@@ -274,17 +384,56 @@ pub enum ExpandStep {
 pub struct ExpandItem {
     pub id: String,
     pub path: Option<String>,
-    /// `activated`, `already active`, `not found`, `failed`.
+    /// `activated`, `already active`, `not found`, `failed`, `version
+    /// shown` (a pinned link), `no such version`.
     pub outcome: String,
     pub message: String,
+    /// The pin of a pinned link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// A pinned link's version as `show_version` renders it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
-/// The links `select` keeps, in link order, as `(position, id, path)`.
+/// The item for a pinned link: the version it names, in the result only
+/// (the session's sets are not touched), or why there is none.
+pub async fn show_pinned(
+    store: &dyn Store,
+    id: &str,
+    path: Option<String>,
+    pin: &str,
+) -> Result<ExpandItem> {
+    Ok(match pinned_version(store, id, pin).await? {
+        Ok(v) => ExpandItem {
+            id: id.to_owned(),
+            path,
+            outcome: "version shown".into(),
+            message: format!(
+                "pinned to {pin}: version {} of {}, shown here only, not activated",
+                v.info.version, v.of
+            ),
+            pin: Some(pin.to_owned()),
+            version: Some(v.render()),
+        },
+        Err(e) => ExpandItem {
+            id: id.to_owned(),
+            path,
+            outcome: "no such version".into(),
+            message: format!("pinned to {pin}: {}", e),
+            pin: Some(pin.to_owned()),
+            version: None,
+        },
+    })
+}
+
+/// The references `select` keeps, in link-line order, as `(position,
+/// reference)`.
 pub fn selected(
     doc: &Document,
     select: &Select,
     target_doc: &dyn Fn(&str) -> Option<Document>,
-) -> Result<Vec<(usize, String, Option<String>)>> {
+) -> Result<Vec<(usize, LinkRef)>> {
     if let Some(types) = &select.types {
         for t in types {
             if !matches!(t.as_str(), "file" | "toolcall" | "note") {
@@ -294,7 +443,7 @@ pub fn selected(
             }
         }
     }
-    let ts = targets(doc);
+    let ts = link_refs(doc);
     if let Some(pos) = &select.positions {
         if let Some(bad) = pos.iter().find(|&&p| p == 0 || p > ts.len()) {
             return Err(Error::InvalidArgument(format!(
@@ -306,17 +455,17 @@ pub fn selected(
     Ok(ts
         .into_iter()
         .enumerate()
-        .map(|(i, (id, p))| (i + 1, id, p))
-        .filter(|(i, _, _)| select.positions.as_ref().is_none_or(|ps| ps.contains(i)))
-        .filter(|(_, _, p)| {
+        .map(|(i, r)| (i + 1, r))
+        .filter(|(i, _)| select.positions.as_ref().is_none_or(|ps| ps.contains(i)))
+        .filter(|(_, r)| {
             select.path.as_ref().is_none_or(|pat| {
-                p.as_ref().is_some_and(|p| {
+                r.path.as_ref().is_some_and(|p| {
                     glob_match(pat, p)
                         || glob_match(&format!("*/{}", pat.trim_start_matches('/')), p)
                 })
             })
         })
-        .filter(|(_, id, p)| {
+        .filter(|(_, LinkRef { id, path: p, .. })| {
             select.types.as_ref().is_none_or(|types| {
                 let ty = target_doc(id)
                     .and_then(|d| s(&d, "type").map(str::to_owned))
@@ -359,14 +508,21 @@ pub async fn plan_expand(
     let chosen = selected(doc, select, &|id| stored.get(id).cloned())?;
     Ok(chosen
         .into_iter()
-        .map(|(_, id, path)| match (stored.get(&id), path) {
-            (Some(d), Some(p)) if s(d, "state") == Some("stub") => ExpandStep::Read { id, path: p },
-            (Some(d), _) => ExpandStep::Activate { id, doc: d.clone() },
-            (None, Some(p)) if std::path::Path::new(&p).exists() => {
-                ExpandStep::Read { id, path: p }
-            }
-            (None, path) => ExpandStep::NotFound { id, path },
-        })
+        .map(
+            |(_, LinkRef { id, path, pin })| match (stored.get(&id), path, pin) {
+                (_, path, Some(pin)) => ExpandStep::ShowVersion { id, path, pin },
+                (stored_doc, path, None) => match (stored_doc, path) {
+                    (Some(d), Some(p)) if s(d, "state") == Some("stub") => {
+                        ExpandStep::Read { id, path: p }
+                    }
+                    (Some(d), _) => ExpandStep::Activate { id, doc: d.clone() },
+                    (None, Some(p)) if std::path::Path::new(&p).exists() => {
+                        ExpandStep::Read { id, path: p }
+                    }
+                    (None, path) => ExpandStep::NotFound { id, path },
+                },
+            },
+        )
         .collect())
 }
 
@@ -388,13 +544,22 @@ pub fn render_expand(id: &str, items: &[ExpandItem]) -> String {
             i.message
         ));
     }
+    // Pinned versions after the list, so the ids above read back
+    // ([`expanded_ids`]) without looking into their text.
+    for v in items.iter().filter_map(|i| i.version.as_deref()) {
+        out.push_str("\n\n");
+        out.push_str(v);
+    }
     out
 }
 
 /// The ids an expand result (as [`render_expand`] wrote it) activated: the
 /// cache layout shows them in that result, as it does for `activate`.
 pub fn expanded_ids(text: &str) -> Vec<String> {
-    text.lines()
+    text.split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
         .filter_map(|l| l.strip_prefix("- id="))
         .filter(|l| l.contains(": activated (") || l.contains(": already active ("))
         .filter_map(|l| l.split(' ').next())
@@ -421,6 +586,8 @@ mod tests {
             path: Some("/a b/c.md".into()),
             outcome: outcome.into(),
             message: "m".into(),
+            pin: None,
+            version: None,
         };
         let text = render_expand(
             "n",

@@ -5,12 +5,14 @@
 //! - [`diff`]: the line diff those use.
 //! - [`adopt`]: activating an object of another session by id.
 //! - [`notes`]: a Markdown file's frontmatter, tags and links.
+//! - [`folders`]: note folders, indexed at session start and watched.
 //! - [`links`]: link lines, backlinks, expand.
 //! - [`portable`]: export/import as JSON Lines.
 //! - [`search`]: full-text search over every session's objects.
 
 pub mod adopt;
 pub mod diff;
+pub mod folders;
 pub mod links;
 pub mod notes;
 pub mod portable;

@@ -50,6 +50,9 @@ pub struct Link {
     pub kind: &'static str,
     pub alias: Option<String>,
     pub heading: Option<String>,
+    /// The version the link is pinned to, as written after `@` (`v3`, a
+    /// hash prefix, `tx:812`, an RFC 3339 time); None follows the latest.
+    pub pin: Option<String>,
     /// `content` or `frontmatter.<key>`.
     pub field: String,
     /// 1-based line in the file.
@@ -68,6 +71,9 @@ impl Link {
         }
         if let Some(h) = &self.heading {
             m.insert("heading".into(), json!(h));
+        }
+        if let Some(p) = &self.pin {
+            m.insert("pin".into(), json!(p));
         }
         m.insert("field".into(), json!(self.field));
         m.insert("line".into(), json!(self.line));
@@ -481,6 +487,19 @@ fn make_link(
         };
         (p.trim().to_owned(), alias, h)
     };
+    // `[[b@v3]]`: a pin, when what follows the last `@` names a version
+    // (otherwise the `@` is part of the name). Wikilinks and embeds only: a
+    // suffix in a Markdown link's destination would break it in every viewer.
+    let (target_part, pin) = match target_part.rsplit_once('@') {
+        Some((t, p))
+            if kind != "markdown"
+                && !t.trim().is_empty()
+                && crate::memory::versions::VersionRef::parse_pin(p.trim()).is_some() =>
+        {
+            (t.trim().to_owned(), Some(p.trim().to_owned()))
+        }
+        _ => (target_part, None),
+    };
     if target_part.is_empty() {
         return None; // `[[#heading]]`, `[x](#anchor)`: inside the note itself
     }
@@ -505,6 +524,7 @@ fn make_link(
             kind,
             alias,
             heading,
+            pin,
             field: field.to_owned(),
             line,
         });
@@ -526,6 +546,7 @@ fn make_link(
         kind,
         alias,
         heading,
+        pin,
         field: field.to_owned(),
         line,
     })
@@ -581,5 +602,38 @@ mod tests {
         assert_eq!(s.links[1].target, "toolcall:s:1");
         assert!(s.frontmatter.is_empty());
         assert_eq!(s.link_ids().len(), 2);
+    }
+
+    #[test]
+    fn version_pins() {
+        let id = "a".repeat(64);
+        let text = format!(
+            "[[b@v3]] [[b.md@abcdef1#Setup|old b]] ![[c@2026-11-25T10:00:00Z]] [[{id}@tx:9]]\n[[me@home]] [[r@2]] [x](d.md@v2) [[b]]\n"
+        );
+        let s = parse(&src("/w/n.md"), &text);
+        let got: Vec<(Option<&str>, Option<&str>, Option<&str>)> = s
+            .links
+            .iter()
+            .map(|l| (l.path.as_deref(), l.pin.as_deref(), l.heading.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some("/w/b.md"), Some("v3"), None),
+                (Some("/w/b.md"), Some("abcdef1"), Some("Setup")),
+                (Some("/w/c.md"), Some("2026-11-25T10:00:00Z"), None),
+                (None, Some("tx:9"), None),
+                (Some("/w/me@home.md"), None, None),
+                (Some("/w/r@2.md"), None, None),
+                (Some("/w/b.md"), None, None),
+                (Some("/w/d.md@v2"), None, None),
+            ]
+        );
+        assert_eq!(s.links[1].alias.as_deref(), Some("old b"));
+        assert_eq!(s.links[3].target, id);
+        assert_eq!(s.links[0].to_json()["pin"], "v3");
+        assert!(s.links[6].to_json().get("pin").is_none());
+        // One target id for pinned and unpinned links to one file.
+        assert_eq!(s.link_ids().len(), 6);
     }
 }

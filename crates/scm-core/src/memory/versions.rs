@@ -48,7 +48,23 @@ pub enum VersionRef {
     TxId(i64),
     /// The version visible at this RFC 3339 time.
     TxTime(String),
+    /// The newest version whose `content_hash` or `object_hash` starts with
+    /// these hex digits (at least [`MIN_HASH_PREFIX`]; a link pin).
+    Hash(String),
     Latest,
+}
+
+/// Shortest hash prefix a pin accepts (as git's short hashes).
+pub const MIN_HASH_PREFIX: usize = 7;
+
+/// `s` as a hash prefix: 7–64 hex digits, not all decimal digits (those
+/// are version numbers).
+fn hash_prefix(s: &str) -> Option<VersionRef> {
+    (s.len() >= MIN_HASH_PREFIX
+        && s.len() <= 64
+        && s.bytes().all(|b| b.is_ascii_hexdigit())
+        && !s.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| VersionRef::Hash(s.to_ascii_lowercase()))
 }
 
 impl VersionRef {
@@ -58,7 +74,7 @@ impl VersionRef {
         let t = s.trim();
         let bad = || {
             Error::InvalidArgument(format!(
-                "version {s:?}: expected a version number (3 or v3), tx:<tx id>, latest, or an RFC 3339 time"
+                "version {s:?}: expected a version number (3 or v3), tx:<tx id>, latest, an RFC 3339 time, or a hash prefix (7+ hex digits)"
             ))
         };
         if t.eq_ignore_ascii_case("latest") {
@@ -77,7 +93,25 @@ impl VersionRef {
         if parse_rfc3339_millis(t).is_ok() {
             return Ok(VersionRef::TxTime(t.to_owned()));
         }
+        if let Some(h) = hash_prefix(t) {
+            return Ok(h);
+        }
         Err(bad())
+    }
+
+    /// The version pin of a link (`[[b@v3]]`), or None when `s` is not
+    /// one — then the `@…` is part of the name: `v3`, `tx:812`, an RFC 3339
+    /// time, or a hash prefix (7–64 hex digits). A bare number is not a pin
+    /// (`[[release@2]]` names the file `release@2.md`).
+    pub fn parse_pin(s: &str) -> Option<Self> {
+        if let Some(h) = hash_prefix(s) {
+            return Some(h);
+        }
+        let number = s.strip_prefix('v').is_some_and(|n| !n.is_empty());
+        if !(number || s.starts_with("tx:") || s.contains('T')) {
+            return None;
+        }
+        VersionRef::parse(s).ok()
     }
 }
 
@@ -221,6 +255,18 @@ fn pick(id: &str, history: &[Version], at: &VersionRef) -> Result<usize> {
             }
             found.ok_or_else(|| missing(format!("no version at or before {t}")))
         }
+        VersionRef::Hash(prefix) => history
+            .iter()
+            .rposition(|v| {
+                v.doc.as_ref().is_some_and(|d| {
+                    ["content_hash", "object_hash"].iter().any(|k| {
+                        d.get(*k)
+                            .and_then(Value::as_str)
+                            .is_some_and(|h| h.starts_with(prefix.as_str()))
+                    })
+                })
+            })
+            .ok_or_else(|| missing(format!("no version with a hash starting {prefix}"))),
     }
 }
 
@@ -317,6 +363,26 @@ mod tests {
         for bad in ["", "0", "v0", "tx:", "tx:x", "yesterday", "-1"] {
             let e = VersionRef::parse(bad).unwrap_err();
             assert_eq!(e.code(), "INVALID_ARGUMENT", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn link_pins_parse() {
+        assert_eq!(VersionRef::parse_pin("v3"), Some(VersionRef::Number(3)));
+        assert_eq!(VersionRef::parse_pin("tx:9"), Some(VersionRef::TxId(9)));
+        assert_eq!(
+            VersionRef::parse_pin("2026-11-25T10:00:00Z"),
+            Some(VersionRef::TxTime("2026-11-25T10:00:00Z".into()))
+        );
+        assert_eq!(
+            VersionRef::parse_pin("ABCDEF12"),
+            Some(VersionRef::Hash("abcdef12".into()))
+        );
+        // Not pins: part of the name.
+        for name in [
+            "2", "1234567", "abc", "home", "v", "latest", "vx", "Tuesday",
+        ] {
+            assert_eq!(VersionRef::parse_pin(name), None, "{name:?}");
         }
     }
 }

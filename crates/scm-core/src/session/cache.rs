@@ -390,6 +390,7 @@ impl Session {
             let links = crate::memory::links::link_lines(
                 &doc,
                 &|t| self.cached_doc(t),
+                &self.pins,
                 &self.display_path_fn(),
             );
             self.cache.frozen.insert((id.clone(), hash.clone()), doc);

@@ -21,7 +21,7 @@ impl Session {
     pub(super) fn active_text<'a>(&'a self, doc: &'a Document) -> Cow<'a, str> {
         let display = self.display_path_fn();
         let body = assembly::active_body(doc, &display);
-        match links::link_lines(doc, &|id| self.cached_doc(id), &display) {
+        match links::link_lines(doc, &|id| self.cached_doc(id), &self.pins, &display) {
             None => body,
             Some(lines) => Cow::Owned(format!("{body}\n\n{lines}")),
         }
@@ -53,23 +53,34 @@ impl Session {
     }
 
     /// What a note `id` links to that this session does not know yet:
-    /// `(paths of files that exist, ids that are not paths)`.
-    pub fn link_targets_to_bring(&self, id: &str) -> (Vec<String>, Vec<String>) {
+    /// `(paths of files that exist, ids that are not paths, pins not
+    /// resolved)`.
+    pub fn link_targets_to_bring(
+        &self,
+        id: &str,
+    ) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
         let Some(doc) = self.cached_doc(id) else {
-            return (Vec::new(), Vec::new());
+            return (Vec::new(), Vec::new(), Vec::new());
         };
         let known = |t: &str| self.objects.contains_key(t);
         (
             links::targets_to_discover(doc, &known),
             links::id_targets_to_adopt(doc, &known),
+            links::pins_to_resolve(doc, &|k| self.pins.contains_key(k)),
         )
+    }
+
+    /// Records what pins resolved to (see [`links::resolve_pins`]), for the
+    /// link lines.
+    pub fn apply_pins(&mut self, pins: links::PinStates) {
+        self.pins.extend(pins);
     }
 
     /// Brings the targets of note `id` into the pool, metadata only: files
     /// as discovery stubs (existing objects keep their state), ids adopted
     /// from the store when they exist.
     pub async fn bring_link_targets(&mut self, id: &str) -> Result<()> {
-        let (paths, ids) = self.link_targets_to_bring(id);
+        let (paths, ids, pins) = self.link_targets_to_bring(id);
         let mut docs = Vec::new();
         if !paths.is_empty() {
             let found = self.indexer.clone().discover_files(&paths).await?;
@@ -81,6 +92,8 @@ impl Session {
             }
         }
         self.apply_link_targets(docs);
+        let resolved = links::resolve_pins(&*self.store, &pins).await?;
+        self.apply_pins(resolved);
         Ok(())
     }
 
@@ -137,6 +150,9 @@ impl Session {
                     item(&id, Some(path), &r)
                 }
                 ExpandStep::NotFound { id, path } => not_found(&id, path),
+                ExpandStep::ShowVersion { id, path, pin } => {
+                    links::show_pinned(&*self.store, &id, path, &pin).await?
+                }
             });
         }
         self.flush().await?;
@@ -158,6 +174,8 @@ pub fn item(id: &str, path: Option<String>, r: &OpResult) -> ExpandItem {
         path,
         outcome: outcome.into(),
         message: r.message.clone(),
+        pin: None,
+        version: None,
     }
 }
 
@@ -168,5 +186,7 @@ pub fn not_found(id: &str, path: Option<String>) -> ExpandItem {
         path,
         outcome: "not found".into(),
         message: "no object and no file yet: the link resolves when it appears".into(),
+        pin: None,
+        version: None,
     }
 }

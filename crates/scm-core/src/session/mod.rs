@@ -92,6 +92,11 @@ pub struct SessionOptions {
     /// plan §5 "Session resume", step 3). Vanished stubs always get a
     /// deletion version.
     pub resume_upgrades_stubs: bool,
+    /// Note folders (agent paths: relative to the workspace root, or
+    /// absolute): every `.md`/`.markdown` under them is indexed as a note
+    /// when the session opens, and watched with `watch`
+    /// ([`crate::memory::folders`]).
+    pub note_folders: Vec<String>,
 }
 
 impl Default for SessionOptions {
@@ -105,6 +110,7 @@ impl Default for SessionOptions {
             render: RenderOptions::default(),
             watch: false,
             resume_upgrades_stubs: true,
+            note_folders: Vec::new(),
         }
     }
 }
@@ -471,6 +477,8 @@ pub struct Session {
     /// The context-commit chain's tip and the chat position after it
     /// (see [`checkpoint`]).
     commit_tip: Option<(String, u64)>,
+    /// What the version pins of shown notes' links resolved to (link lines).
+    pins: crate::memory::links::PinStates,
 }
 
 impl std::fmt::Debug for Session {
@@ -520,6 +528,7 @@ impl Session {
             last_consumed: Vec::new(),
             commit_tip: None,
             read_only: false,
+            pins: Default::default(),
         }
     }
 

@@ -287,13 +287,22 @@ impl ReconstructPlan {
             .map(String::as_str)
             .zip(pool_docs.iter())
             .collect();
+        // Pins resolve to immutable versions: resolving them again gives
+        // what the live session showed.
+        let pins_needed: Vec<(String, String)> = record
+            .active
+            .iter()
+            .filter_map(|&pos| pool_docs.get(pos))
+            .flat_map(|d| crate::memory::links::pins_to_resolve(d, &|_| false))
+            .collect();
+        let pins = crate::memory::links::resolve_pins(store, &pins_needed).await?;
         for &pos in &record.active {
             let d = pool_docs.get(pos).ok_or_else(|| {
                 Error::Internal(format!("active position {pos} outside the shown pool"))
             })?;
             let mut body = assembly::active_body(d, &display);
             if let Some(lines) =
-                crate::memory::links::link_lines(d, &|t| by_id.get(t).copied(), &display)
+                crate::memory::links::link_lines(d, &|t| by_id.get(t).copied(), &pins, &display)
             {
                 body = std::borrow::Cow::Owned(format!("{body}\n\n{lines}"));
             }

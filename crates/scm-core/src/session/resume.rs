@@ -132,7 +132,27 @@ impl Session {
             s.start_watcher()?;
         }
         s.flush().await?;
+        s.index_note_folders().await;
         Ok(s)
+    }
+
+    /// Indexes the note folders (and watches them with the watcher). The
+    /// notes join the store, not this session's sets. Best effort: a
+    /// failure (the store went away) is logged and the session opens.
+    pub(super) async fn index_note_folders(&mut self) {
+        if self.options.note_folders.is_empty() {
+            return;
+        }
+        match crate::memory::folders::index_folders(
+            &self.indexer,
+            self.watch.as_ref().map(|w| &w.watcher),
+            &self.options.note_folders,
+        )
+        .await
+        {
+            Ok(report) => tracing::debug!(?report, "note folders indexed"),
+            Err(e) => tracing::warn!(error = %e, "note folders not indexed"),
+        }
     }
 
     fn start_watcher(&mut self) -> Result<()> {
