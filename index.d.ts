@@ -547,6 +547,8 @@ export interface CachePolicy {
   /** An edited or written file stays working while one of the newest this many tool calls edited or wrote it (default 48). */
   workingEditedCalls?: number;
   workingUnits?: number;
+  /** Units the working copies may take: the current version of a file the agent is editing, shown once when its view no longer fits (default 16,000; 0 = off). */
+  workingCopyUnits?: number;
 }
 
 /** Cache layout counters. */

@@ -470,6 +470,11 @@ export interface NapiCachePolicy {
   workingEditedCalls?: number
   /** Units the working files' views may keep at an epoch (default 6,000). */
   workingUnits?: number
+  /**
+   * Units the working copies (the current version of an edited file
+   * whose view does not fit) may take (default 16,000; 0 = off).
+   */
+  workingCopyUnits?: number
 }
 
 /**

@@ -37,6 +37,7 @@ const CACHE_POLICY_KEYS = {
   workingCalls: "int",
   workingEditedCalls: "int",
   workingUnits: "int",
+  workingCopyUnits: "int",
   rewriteCallIds: "bool",
   dropThinking: "bool",
   dedupeReads: "bool",
@@ -102,6 +103,7 @@ function load(cwd, options) {
     workingCalls: envInt("SCM_CACHE_WORKING_CALLS") ?? s.cachePolicy?.workingCalls,
     workingEditedCalls: envInt("SCM_CACHE_WORKING_EDITED_CALLS") ?? s.cachePolicy?.workingEditedCalls,
     workingUnits: envInt("SCM_CACHE_WORKING_UNITS") ?? s.cachePolicy?.workingUnits,
+    workingCopyUnits: envInt("SCM_CACHE_WORKING_COPY_UNITS") ?? s.cachePolicy?.workingCopyUnits,
   };
   for (const [k, v] of Object.entries(cachePolicy)) {
     if (v === undefined) continue;

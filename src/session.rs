@@ -82,6 +82,9 @@ pub struct NapiCachePolicy {
     pub working_edited_calls: Option<u32>,
     /// Units the working files' views may keep at an epoch (default 6,000).
     pub working_units: Option<u32>,
+    /// Units the working copies (the current version of an edited file
+    /// whose view does not fit) may take (default 16,000; 0 = off).
+    pub working_copy_units: Option<u32>,
 }
 
 impl From<NapiCachePolicy> for CachePolicy {
@@ -102,6 +105,7 @@ impl From<NapiCachePolicy> for CachePolicy {
             working_calls: p.working_calls.unwrap_or(d.working_calls),
             working_edited_calls: p.working_edited_calls.unwrap_or(d.working_edited_calls),
             working_units: p.working_units.unwrap_or(d.working_units),
+            working_copy_units: p.working_copy_units.unwrap_or(d.working_copy_units),
         }
     }
 }

@@ -56,6 +56,11 @@ pub struct CachePolicy {
     /// At an epoch keep the working files' views that fit in this (units),
     /// on top of `low`.
     pub working_units: u32,
+    /// A file the agent is editing whose view cannot be kept whole (too
+    /// big, or part of it collapsed) is shown once as its current version
+    /// (a *working copy*, see [`super::working`]) while the live copies fit
+    /// in this (units). 0 = no working copies.
+    pub working_copy_units: u32,
 }
 
 impl Default for CachePolicy {
@@ -65,7 +70,7 @@ impl Default for CachePolicy {
             low: 2_000,
             min_collapse_chars: 200,
             bash_collapse_chars: 300,
-            fold: 15_000,
+            fold: 4_000,
             summary_chars: 4_000,
             rewrite_call_ids: true,
             drop_thinking: true,
@@ -75,6 +80,7 @@ impl Default for CachePolicy {
             working_calls: 12,
             working_edited_calls: 48,
             working_units: 6_000,
+            working_copy_units: 16_000,
         }
     }
 }

@@ -23,6 +23,27 @@ use super::assembly::Layout;
 /// The cache layout's one-line header message (sent before the chat).
 pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
 
+/// A working copy (cache layout): the text of a file the agent is editing
+/// as it was after tool call `as_of` (`t40`; `None`: before any), shown
+/// once when the calls that showed it were collapsed.
+pub fn working_copy(alias: &str, path: &str, as_of: Option<&str>, text: &str) -> String {
+    let lines = super::cache_layout::line_count(text);
+    match as_of {
+        Some(t) => format!(
+            "FILE {alias} {path} as of {t} ({lines} lines; later edits of it follow):\n{text}"
+        ),
+        None => format!("FILE {alias} {path} ({lines} lines; later edits of it follow):\n{text}"),
+    }
+}
+
+/// A collapsed working copy: `[f3 · 620 lines]`, like a collapsed call.
+pub fn working_copy_ref(alias: &str, text: &str) -> String {
+    format!(
+        "[{alias} · {} lines]",
+        super::cache_layout::line_count(text)
+    )
+}
+
 /// One of the agent's set operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

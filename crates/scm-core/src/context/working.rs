@@ -13,14 +13,27 @@
 //! [`CachePolicy::working_units`]; a file whose view does not fit is not
 //! kept at all (half a view cannot be quoted from).
 //!
-//! Why views kept in place rather than a copy of the current version at the
-//! epoch: the calls stay where they were, so the kept ones before the first
-//! collapse stay in the cached prefix, ranged reads stay ranged (the median
-//! read before an edit is 1.3k chars, the file several times that), and
-//! nothing is shown twice. Measured with the edit-anchor instrument in
-//! docs/benchmarks.md ("Context sufficiency").
+//! Why views kept in place first rather than a copy of the current version
+//! at every epoch: the calls stay where they were, so the kept ones before
+//! the first collapse stay in the cached prefix, ranged reads stay ranged
+//! (the median read before an edit is 1.3k chars, the file several times
+//! that), and nothing is shown twice.
+//!
+//! **Working copies.** A file the agent is *editing* (an edit or write in
+//! the newest `working_edited_calls`) whose view cannot be kept — too big
+//! for the budget (a plan document written once and edited for hundreds of
+//! calls: its write plus every edit body is twice the file), or partly
+//! collapsed — is shown once as its *current version* after the epoch's
+//! delta, while the copies fit in [`CachePolicy::working_copy_units`]. From
+//! then on its view is the copy plus the file's calls after it; the copy
+//! stays where it is (cached) until the view can no longer be kept, when a
+//! new copy replaces it and the old one collapses to `[f3 · 620 lines]`.
+//! Measured with the edit-anchor instrument in docs/benchmarks.md
+//! ("Context sufficiency").
 
 use std::collections::HashMap;
+
+use serde_json::Value;
 
 use super::epochs::{units, CachePolicy, CallState};
 
@@ -59,7 +72,7 @@ fn touched(c: &CallState, shows_files: &dyn Fn(&CallState) -> Vec<u32>) -> Vec<u
 }
 
 /// Units a kept call costs in view.
-fn view_units(c: &CallState, p: &CachePolicy) -> u64 {
+pub fn view_units(c: &CallState, p: &CachePolicy) -> u64 {
     let mut n = 0;
     if c.result_collapsible(p) && c.dedupe_of.is_none() {
         n += units(c.result_chars);
@@ -70,11 +83,68 @@ fn view_units(c: &CallState, p: &CachePolicy) -> u64 {
     n
 }
 
+/// A working copy still shown whole (see [`crate::context::cache_layout::WorkingCopy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveCopy {
+    pub file: u32,
+    /// Calls from this index on came after the copy.
+    pub after: u32,
+    pub units: u64,
+    pub at: CopyAt,
+}
+
+/// Where a working copy is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyAt {
+    /// In the chat, after an epoch: (epoch record index, copy index).
+    Epoch(u32, u32),
+    /// In the current fold's working area: (fold index, copy index). It
+    /// stays until the next fold.
+    Area(u32, u32),
+}
+
+/// What an epoch keeps for the working files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkingPlan {
+    /// Calls kept (the views), ascending.
+    pub calls: Vec<usize>,
+    /// Live copies that stay (the base of a kept view); every other live
+    /// copy collapses.
+    pub keep_copies: Vec<CopyAt>,
+    /// Files that get a new working copy at this epoch.
+    pub new_copies: Vec<u32>,
+}
+
+/// A file's view: its calls (newest first) and whether it rests on a live
+/// working copy.
+struct View {
+    calls: Vec<u32>,
+    on_copy: bool,
+}
+
 /// One file's view, newest call first, or `None` when part of it has
 /// collapsed already (nothing un-collapses: the view cannot be whole).
-fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
+/// With a live copy made before call `copy_after`, the view ends there.
+fn view_of(
+    file: u32,
+    calls: &[CallState],
+    fc: &FileCalls,
+    copy_after: Option<u32>,
+) -> Option<View> {
     let mut view = Vec::new();
+    let done = |calls: Vec<u32>| {
+        Some(View {
+            calls,
+            on_copy: false,
+        })
+    };
     for &k in fc.of(file).iter().rev() {
+        if copy_after.is_some_and(|a| k < a) {
+            return Some(View {
+                calls: view,
+                on_copy: true,
+            });
+        }
         let c = &calls[k as usize];
         if c.is_error || (!c.has_result && c.tool != "edit" && c.tool != "write") {
             continue;
@@ -91,7 +161,7 @@ fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
                     return None;
                 }
                 view.push(k);
-                return Some(view);
+                return done(view);
             }
             "read" => {
                 if c.collapsed.is_some() {
@@ -99,7 +169,7 @@ fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
                 }
                 view.push(k);
                 if !c.ranged {
-                    return Some(view);
+                    return done(view);
                 }
             }
             _ if !c.shows.is_empty() => {
@@ -107,41 +177,87 @@ fn view_of(file: u32, calls: &[CallState], fc: &FileCalls) -> Option<Vec<u32>> {
                     return None;
                 }
                 view.push(k);
-                return Some(view);
+                return done(view);
             }
             _ => {}
         }
     }
     // Reached the file's first call: only ranged reads and edits (a file the
     // agent never saw whole). Keep what there is.
-    (!view.is_empty()).then_some(view)
+    if copy_after.is_some() {
+        return Some(View {
+            calls: view,
+            on_copy: true,
+        });
+    }
+    (!view.is_empty()).then_some(View {
+        calls: view,
+        on_copy: false,
+    })
 }
 
-/// Files whose views the last epoch kept (`prev`) come first: a view kept
-/// once stays in the cached prefix, and dropping it for a newer file would
-/// collapse what the model may still quote.
-pub fn working_calls(
-    calls: &[CallState],
-    fc: &FileCalls,
-    p: &CachePolicy,
-    shows_files: &dyn Fn(&CallState) -> Vec<u32>,
-    prev: &[u32],
-) -> Vec<usize> {
-    if p.working_calls == 0 || p.working_units == 0 {
-        return Vec::new();
+/// What an epoch's working plan reads.
+#[derive(Clone, Copy)]
+pub struct PlanInput<'a> {
+    pub calls: &'a [CallState],
+    pub fc: &'a FileCalls,
+    pub p: &'a CachePolicy,
+    /// The files a call's activation shows.
+    pub shows_files: &'a dyn Fn(&CallState) -> Vec<u32>,
+    /// Calls the last epoch kept for the working files.
+    pub prev: &'a [u32],
+    /// Working copies shown whole now.
+    pub copies: &'a [LiveCopy],
+    /// Files that keep nothing (the agent deactivated them).
+    pub skip: &'a dyn Fn(u32) -> bool,
+    /// Files the agent edits from memory (see `CacheState::recall`).
+    pub recall: &'a dyn Fn(u32) -> bool,
+}
+
+/// Files whose views the last epoch kept (`prev`) or that have a live copy
+/// come first: a view kept once stays in the cached prefix, and dropping it
+/// for a newer file would collapse what the model may still quote.
+/// `current_units(f)`: the size of file f's current text, `None` when it is
+/// not known (no working copy then).
+pub fn plan(
+    input: &PlanInput<'_>,
+    current_units: &mut dyn FnMut(u32) -> Option<u64>,
+) -> WorkingPlan {
+    let PlanInput {
+        calls,
+        fc,
+        p,
+        shows_files,
+        prev,
+        copies,
+        skip,
+        recall,
+    } = *input;
+    let mut out = WorkingPlan::default();
+    if p.working_calls == 0 || (p.working_units == 0 && p.working_copy_units == 0) {
+        return out;
     }
     // Working files, newest touch first: any touch in the newest
     // `working_calls`, an edit or write in the newest `working_edited_calls`.
     let n = calls.len();
-    let reach = p.working_calls.max(p.working_edited_calls) as usize;
+    // A file the agent edits from memory stays working twice as long: it is
+    // the document it keeps coming back to (a plan, a checklist).
+    let recall_calls = p.working_edited_calls.saturating_mul(2);
+    let reach = p.working_calls.max(recall_calls) as usize;
     let mut files: Vec<u32> = Vec::new();
+    let mut editing: Vec<u32> = Vec::new();
+    // Edits and writes per file in the window: the files worked on most
+    // get the budgets first.
+    let mut edits: HashMap<u32, u32> = HashMap::new();
     for (i, c) in calls.iter().enumerate().skip(n.saturating_sub(reach)).rev() {
         if c.is_error {
             continue;
         }
         let recent = n - i <= p.working_calls as usize;
-        let edited =
-            matches!(c.tool.as_str(), "edit" | "write") && n - i <= p.working_edited_calls as usize;
+        let is_edit = matches!(c.tool.as_str(), "edit" | "write");
+        let edited = is_edit && n - i <= p.working_edited_calls as usize;
+        let recalled = is_edit && n - i <= recall_calls as usize && c.file.is_some_and(recall);
+        let edited = edited || recalled;
         if !recent && !edited {
             continue;
         }
@@ -149,33 +265,177 @@ pub fn working_calls(
             if !files.contains(&f) {
                 files.push(f);
             }
+            if edited {
+                *edits.entry(f).or_default() += 1;
+                if !editing.contains(&f) {
+                    editing.push(f);
+                }
+            }
         }
     }
     let was_kept = |f: &u32| {
-        prev.iter()
-            .any(|&k| touched(&calls[k as usize], shows_files).contains(f))
+        copies.iter().any(|c| c.file == *f)
+            || prev
+                .iter()
+                .any(|&k| touched(&calls[k as usize], shows_files).contains(f))
     };
     let (mut first, rest): (Vec<u32>, Vec<u32>) = files.into_iter().partition(was_kept);
     first.extend(rest);
-    let mut kept = Vec::new();
+    // A file with a live copy first (it is paid for, cached), then the
+    // files edited most; stable, so kept views before others, then recency.
+    first.sort_by_key(|f| {
+        (
+            !copies.iter().any(|c| c.file == *f),
+            std::cmp::Reverse(edits.get(f).copied().unwrap_or(0)),
+        )
+    });
     let mut budget = 0u64;
+    let mut copy_budget = 0u64;
     for f in first {
-        let Some(view) = view_of(f, calls, fc) else {
-            continue;
-        };
-        let size: u64 = view
-            .iter()
-            .map(|&k| view_units(&calls[k as usize], p))
-            .sum();
-        if budget + size > u64::from(p.working_units) {
+        if skip(f) {
             continue;
         }
-        budget += size;
-        kept.extend(view.into_iter().map(|k| k as usize));
+        // The newest live copy of f (an older one is never a view's base).
+        let copy = copies
+            .iter()
+            .filter(|c| c.file == f)
+            .max_by_key(|c| c.after);
+        if let Some(view) = view_of(f, calls, fc, copy.map(|c| c.after)) {
+            let size: u64 = view
+                .calls
+                .iter()
+                .map(|&k| view_units(&calls[k as usize], p))
+                .sum();
+            let base = match (view.on_copy, copy) {
+                (true, Some(c)) => c.units,
+                _ => 0,
+            };
+            let fits = budget + size <= u64::from(p.working_units)
+                && copy_budget + base <= u64::from(p.working_copy_units);
+            // A file being edited whose view is over the views' budget may
+            // keep it in place from the copies' budget while it is not much
+            // larger than the file (a write and a few edits): it is in the
+            // cached prefix already, a copy would send it again. A view grown
+            // well past the file (every edit's old and new text) gets a copy.
+            // A copy in the fold's working area stays until the next fold
+            // anyway: its view is kept whatever it costs, rather than a
+            // second copy beside it (the fold makes it anew if it grew).
+            let in_area = view.on_copy && copy.is_some_and(|c| matches!(c.at, CopyAt::Area(..)));
+            let as_copy = !fits
+                && recall(f)
+                && editing.contains(&f)
+                && copy_budget + base + size <= u64::from(p.working_copy_units)
+                && current_units(f).is_some_and(|u| size * 4 <= u * 5);
+            if fits || as_copy || in_area {
+                if fits {
+                    budget += size;
+                    copy_budget += base;
+                } else {
+                    copy_budget += base + size;
+                }
+                out.calls.extend(view.calls.into_iter().map(|k| k as usize));
+                if let (true, Some(c)) = (view.on_copy, copy) {
+                    out.keep_copies.push(c.at);
+                }
+                continue;
+            }
+        }
+        // Its view cannot be kept whole: the current version instead, once,
+        // for a file being edited.
+        if editing.contains(&f) && recall(f) {
+            if let Some(u) = current_units(f) {
+                if copy_budget + u <= u64::from(p.working_copy_units) {
+                    copy_budget += u;
+                    out.new_copies.push(f);
+                }
+            }
+        }
     }
-    kept.sort_unstable();
-    kept.dedup();
-    kept
+    out.calls.sort_unstable();
+    out.calls.dedup();
+    out
+}
+
+/// Whether an edit quoted text the model had in view: at least 90% of the
+/// lines of its old texts (trimmed, 8+ chars) occur in `view_json`, the
+/// context it was given, as JSON (lines are searched JSON-escaped). The
+/// replay instrument's edit-anchor rule (docs/notes/replay.md), online.
+pub fn quoted_in_view(old_texts: &[&str], view_json: &str) -> bool {
+    let lines: Vec<&str> = old_texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .map(str::trim)
+        .filter(|l| l.chars().count() >= 8)
+        .collect();
+    if lines.is_empty() {
+        return true;
+    }
+    let found = lines
+        .iter()
+        .filter(|l| {
+            let esc = serde_json::to_string(l).unwrap_or_default();
+            let esc = &esc[1..esc.len() - 1];
+            memchr::memmem::find(view_json.as_bytes(), esc.as_bytes()).is_some()
+        })
+        .count();
+    found * 10 >= lines.len() * 9
+}
+
+/// The text of a file as the session's own calls show it: the newest write
+/// or whole-file read, with every successful edit after it applied. `None`
+/// when there is no such base or an edit does not apply exactly once (the
+/// store's version is used when it has one; this serves a store that has
+/// none, e.g. a replay without the files on disk).
+pub fn text_from_calls(
+    file: u32,
+    calls: &[CallState],
+    fc: &FileCalls,
+    args_of: &dyn Fn(u32) -> Option<(Value, String)>,
+) -> Option<String> {
+    let ks = fc.of(file);
+    let base = ks.iter().rposition(|&k| {
+        let c = &calls[k as usize];
+        !c.is_error
+            && c.has_result
+            && c.dedupe_of.is_none()
+            && (c.tool == "write" || (c.tool == "read" && !c.ranged))
+    })?;
+    let (args, content) = args_of(ks[base])?;
+    let mut text = match calls[ks[base] as usize].tool.as_str() {
+        "write" => args.get("content")?.as_str()?.to_string(),
+        // pi says so at the end when a read was cut: not the whole file.
+        _ if content.contains("Use offset=") => return None,
+        _ => content,
+    };
+    for &k in &ks[base + 1..] {
+        let c = &calls[k as usize];
+        if c.tool != "edit" || c.is_error || !c.has_result {
+            continue;
+        }
+        let (args, _) = args_of(k)?;
+        let mut pairs = Vec::new();
+        if let (Some(o), Some(n)) = (args.get("oldText"), args.get("newText")) {
+            pairs.push((o.as_str()?.to_string(), n.as_str()?.to_string()));
+        }
+        for e in args
+            .get("edits")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            pairs.push((
+                e.get("oldText")?.as_str()?.to_string(),
+                e.get("newText")?.as_str()?.to_string(),
+            ));
+        }
+        for (old, new) in pairs {
+            if old.is_empty() || text.matches(old.as_str()).count() != 1 {
+                return None;
+            }
+            text = text.replacen(old.as_str(), &new, 1);
+        }
+    }
+    Some(text)
 }
 
 #[cfg(test)]
@@ -191,6 +451,26 @@ mod tests {
             arg_chars: args,
             ..Default::default()
         }
+    }
+
+    fn working_calls(
+        calls: &[CallState],
+        fc: &FileCalls,
+        p: &CachePolicy,
+        shows: &dyn Fn(&CallState) -> Vec<u32>,
+        prev: &[u32],
+    ) -> Vec<usize> {
+        let input = PlanInput {
+            calls,
+            fc,
+            p,
+            shows_files: shows,
+            prev,
+            copies: &[],
+            skip: &|_| false,
+            recall: &|_| true,
+        };
+        plan(&input, &mut |_| None).calls
     }
 
     fn index(calls: &[CallState]) -> FileCalls {
@@ -257,5 +537,65 @@ mod tests {
             kept.is_empty(),
             "f1's read collapsed; f2's 1000 units exceed 500"
         );
+    }
+
+    #[test]
+    fn the_text_from_calls_is_the_write_with_its_edits_applied() {
+        let mut calls = vec![
+            call("write", 0, 20, 30),
+            call("read", 0, 10, 0),
+            call("edit", 0, 20, 10),
+        ];
+        calls[1].ranged = true;
+        let fc = index(&calls);
+        let docs = |k: u32| -> Option<(Value, String)> {
+            Some(match k {
+                0 => (
+                    serde_json::json!({"content": "one\ntwo\nthree\n"}),
+                    String::new(),
+                ),
+                1 => (serde_json::json!({"offset": 2}), "two".into()),
+                _ => (
+                    serde_json::json!({"oldText": "two", "newText": "TWO"}),
+                    "ok".into(),
+                ),
+            })
+        };
+        assert_eq!(
+            text_from_calls(0, &calls, &fc, &docs).as_deref(),
+            Some("one\nTWO\nthree\n")
+        );
+        // An edit whose old text is not there exactly once: not known.
+        let ambiguous = |k: u32| -> Option<(Value, String)> {
+            match k {
+                2 => Some((
+                    serde_json::json!({"oldText": "o", "newText": "0"}),
+                    "ok".into(),
+                )),
+                _ => docs(k),
+            }
+        };
+        assert_eq!(text_from_calls(0, &calls, &fc, &ambiguous), None);
+    }
+
+    #[test]
+    fn an_edit_is_quoted_in_view_when_nine_in_ten_of_its_lines_are_there() {
+        let view = serde_json::to_string(&serde_json::json!([
+            {"role": "user", "content": "\tlet s = \"quoted\";\nanother line here"}
+        ]))
+        .unwrap();
+        assert!(
+            quoted_in_view(&["  let s = \"quoted\";"], &view),
+            "escaped in the JSON"
+        );
+        assert!(
+            quoted_in_view(&["short\nanother line here"], &view),
+            "short lines do not count"
+        );
+        assert!(!quoted_in_view(
+            &["another line here\nnot in the view at all"],
+            &view
+        ));
+        assert!(quoted_in_view(&[""], &view), "nothing to quote");
     }
 }

@@ -244,6 +244,9 @@ impl Session {
             points_to,
         );
         self.cache.items.push_result(turn, msg, call);
+        if tool == "edit" {
+            self.note_recall(call, &args, is_error);
+        }
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
         if !is_error {
@@ -254,6 +257,34 @@ impl Session {
             for id in file.into_iter().chain(shown) {
                 self.mark_seen(&id);
             }
+        }
+    }
+
+    /// An edit that failed, or that quoted text the model did not have in
+    /// view (it edits the file from memory): the file gets working copies
+    /// from now on (see [`crate::context::working`]).
+    fn note_recall(&mut self, call: u32, args: &Value, is_error: bool) {
+        let Some(f) = self.cache.state.calls[call as usize].file else {
+            return;
+        };
+        if self.cache.state.recall.contains(&f) || self.output.seq() == 0 {
+            return;
+        }
+        let mut olds: Vec<&str> = args
+            .get("oldText")
+            .and_then(Value::as_str)
+            .into_iter()
+            .collect();
+        for e in args
+            .get("edits")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            olds.extend(e.get("oldText").and_then(Value::as_str));
+        }
+        if is_error || !crate::context::working::quoted_in_view(&olds, self.output.last()) {
+            self.cache.state.recall.insert(f);
         }
     }
 
@@ -538,7 +569,9 @@ impl Session {
             pinned,
             &|i| lines[(i - from) as usize].clone(),
             force,
+            &Objects(&self.objects),
         );
+        self.saw_new_copies();
         // The active set follows what is shown: collapsed toolcalls leave it.
         let number = self.cache.state.epochs.len() as u32;
         for c in changed {
@@ -577,21 +610,49 @@ impl Session {
         )
     }
 
-    fn apply_fold(&mut self, plan: FoldPlan, text: &str, host: bool, pinned: &HashSet<usize>) {
+    fn apply_fold(&mut self, plan: FoldPlan, text: &str, host: bool, keep: &HashSet<usize>) {
         let p = self.options.cache.clone();
         let resolver = self.indexer.resolver.clone();
         let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
+        let mut keep = keep.clone();
+        let pinned = self.pinned_calls();
+        let again =
+            self.cache
+                .fold_copies(plan.cut, &mut keep, &pinned, &p, &Objects(&self.objects));
         let block = self.cache.pinned_block(
             &self.chat.turns,
             plan.cut,
-            pinned,
+            &keep,
             &p,
             &Objects(&self.objects),
             &display,
         );
         let lines = self.file_lines(0);
-        self.cache
-            .apply_fold(plan, text, block, host, &|i| lines[i as usize].clone());
+        self.cache.apply_fold(
+            plan,
+            text,
+            block,
+            host,
+            &|i| lines[i as usize].clone(),
+            again,
+        );
+        self.saw_new_copies();
+    }
+
+    /// The model sees the files copied at this call as they are now
+    /// (change notices diff against that version).
+    fn saw_new_copies(&mut self) {
+        let now = self.cache.state.calls.len() as u32;
+        let ids: Vec<String> = self
+            .cache
+            .live_copies()
+            .iter()
+            .filter(|c| c.after == now)
+            .filter_map(|c| self.cache.aliases.f.get(c.file as usize).cloned())
+            .collect();
+        for id in ids {
+            self.mark_seen(&id);
+        }
     }
 
     /// Where a host compaction cuts: the item of the first message it kept.

@@ -101,7 +101,12 @@ impl Session {
     pub fn ingest_and_assemble_json(&mut self, messages: &[Value]) -> Result<String> {
         self.ensure_open()?;
         let sel = self.cursor.select(messages);
-        self.assemble_selection(sel, messages, 0)
+        let json = self.assemble_selection(sel, messages, 0)?;
+        if self.options.layout == crate::context::assembly::Layout::Cache {
+            // What the model saw, for the next call's edits (working copies).
+            self.output.remember(&json);
+        }
+        Ok(json)
     }
 
     /// One model call from a selection (`window` = the array from index

@@ -21,7 +21,7 @@ mod render;
 mod state;
 
 pub use items::{Item, ItemKind, Items, PASSTHROUGH_ROLES};
-pub use records::{CacheState, EpochRecord, FileEntry, FoldRecord};
+pub use records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
 pub use render::{
     activation_text, arg_chars, collapse_args, line_count, ref_text, rendered_chars, shown_body,
     text_message, DocLookup, Env, Frozen, TextJson, HEADER,

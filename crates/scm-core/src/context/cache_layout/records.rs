@@ -2,7 +2,7 @@
 //! (`layout`): per-call state, files, epochs and folds. Field names are
 //! short on purpose (stored JSON; hash vectors and old chats rely on them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,55 @@ pub struct EpochRecord {
     /// had nothing to collapse yet.
     #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
     pub notice: bool,
+    /// Working copies this record shows after its delta (see
+    /// [`crate::context::working`]).
+    #[serde(rename = "cp", default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<WorkingCopy>,
+    /// The item the copies precede, when not the one after `anchor`: the
+    /// first item this epoch rewrote, so a copy sits ahead of the output
+    /// kept for recency (which the next epoch collapses) and stays in the
+    /// cached prefix after it; after a fold, the fold's cut (right after
+    /// its block).
+    #[serde(rename = "cb", default, skip_serializing_if = "Option::is_none")]
+    pub copy_before: Option<u32>,
+}
+
+impl EpochRecord {
+    /// The item its working copies precede.
+    pub fn copies_before(&self) -> u32 {
+        self.copy_before.unwrap_or(self.anchor + 1)
+    }
+}
+
+/// The current version of a file the agent is editing, shown once after an
+/// epoch's delta because the file's view could not be kept whole. The
+/// file's calls after it (`after` on) are the rest of its view.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkingCopy {
+    /// The file (alias index).
+    #[serde(rename = "f")]
+    pub file: u32,
+    /// Tool calls that existed when it was made: calls from this index on
+    /// came after it.
+    #[serde(rename = "c")]
+    pub after: u32,
+    /// The message text as shown (kept verbatim: reconstruction renders it
+    /// as the call saw it).
+    #[serde(rename = "s")]
+    pub text: String,
+    /// Its one-line ref once collapsed.
+    #[serde(rename = "r")]
+    pub ref_text: String,
+    /// Epoch (1-based) from which it renders as `ref_text`. Permanent.
+    #[serde(rename = "x", default, skip_serializing_if = "Option::is_none")]
+    pub collapsed: Option<u32>,
+}
+
+impl WorkingCopy {
+    /// Shown whole at a call that had done `epochs` epochs.
+    pub fn live_at(&self, epochs: u32) -> bool {
+        self.collapsed.is_none_or(|x| x > epochs)
+    }
 }
 
 /// A fold: items before `cut` are replaced by `text`.
@@ -63,6 +112,12 @@ pub struct FoldRecord {
     /// From a host compaction (pi's summary) rather than the engine.
     #[serde(rename = "h", default, skip_serializing_if = "std::ops::Not::not")]
     pub host: bool,
+    /// The working area: working copies shown after the header, before the
+    /// summary, for as long as this fold is the current one. The next fold
+    /// carries the ones still wanted over verbatim (in order), so they stay
+    /// in the cached prefix across folds.
+    #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<WorkingCopy>,
 }
 
 /// Everything the cache layout decided, persisted in the chat object.
@@ -89,4 +144,9 @@ pub struct CacheState {
     /// made while no session ran).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub seen: BTreeMap<String, String>,
+    /// Files (alias indices) the agent edited quoting text that was not in
+    /// its view: it works on them from memory, so they get working copies
+    /// (see [`crate::context::working`]).
+    #[serde(rename = "recall", default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub recall: BTreeSet<u32>,
 }

@@ -182,8 +182,12 @@ pub struct TextJson {
     header: Option<String>,
     /// Per epoch: its delta message and chars (None: no delta).
     deltas: Vec<Option<(String, u64)>>,
+    /// Per epoch: its working copies, whole and collapsed.
+    copies: Vec<Vec<CopyJson>>,
     /// Per fold: its text message and its pinned block's message.
     folds: Vec<(String, Option<String>)>,
+    /// Per fold: its working area's messages.
+    areas: Vec<Vec<String>>,
 }
 
 impl TextJson {
@@ -193,21 +197,61 @@ impl TextJson {
         for e in &state.epochs[self.deltas.len().min(state.epochs.len())..] {
             let d = e.delta.as_deref();
             self.deltas.push(d.map(|d| (text_message(d), utf16_len(d))));
+            self.copies.push(
+                e.copies
+                    .iter()
+                    .map(|c| CopyJson {
+                        whole: (text_message(&c.text), utf16_len(&c.text)),
+                        collapsed: (text_message(&c.ref_text), utf16_len(&c.ref_text)),
+                    })
+                    .collect(),
+            );
         }
         for f in &state.folds[self.folds.len().min(state.folds.len())..] {
             self.folds
                 .push((text_message(&f.text), f.pinned.as_deref().map(text_message)));
+            self.areas
+                .push(f.copies.iter().map(|c| text_message(&c.text)).collect());
         }
     }
 
     /// Epoch `k`'s delta changed (a fold lists every file in it).
     pub(super) fn forget_epoch(&mut self, k: usize) {
         self.deltas.truncate(k);
+        self.copies.truncate(k);
     }
 
     pub(super) fn delta(&self, k: usize) -> Option<&(String, u64)> {
         self.deltas.get(k).and_then(Option::as_ref)
     }
+
+    /// Epoch `k`'s working copies as a call that had done `epochs` epochs
+    /// shows them (whole, or collapsed from their epoch on).
+    pub(super) fn copies<'s>(
+        &'s self,
+        state: &'s CacheState,
+        k: usize,
+        epochs: u32,
+    ) -> impl Iterator<Item = &'s (String, u64)> + 's {
+        let records = state.epochs.get(k).map_or(&[][..], |e| &e.copies[..]);
+        records
+            .iter()
+            .zip(self.copies.get(k).map_or(&[][..], Vec::as_slice))
+            .map(move |(c, j)| {
+                if c.live_at(epochs) {
+                    &j.whole
+                } else {
+                    &j.collapsed
+                }
+            })
+    }
+}
+
+/// One working copy's two renderings (message JSON, chars).
+#[derive(Debug)]
+struct CopyJson {
+    whole: (String, u64),
+    collapsed: (String, u64),
 }
 
 /// Everything rendering reads. Built over the live session's caches, or
@@ -490,6 +534,9 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         if let Some(k) = fold {
             let f = &self.state.folds[k];
             let (text, pinned) = &texts.folds[k];
+            for c in &texts.areas[k] {
+                out.push(c);
+            }
             out.push(text);
             if let Some(u) = f.user {
                 out.push(item_json(u as usize));
@@ -507,8 +554,20 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                     && (e.anchor as usize) < self.limit
             })
             .peekable();
+        // Working copies by the item they follow (an epoch's copies may sit
+        // before an earlier epoch's).
+        let mut copies: Vec<(usize, usize)> = self.state.epochs[..self.epochs as usize]
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.copies.is_empty())
+            .map(|(k, e)| (e.copies_before() as usize, k))
+            .filter(|&(b, _)| b >= start && b <= self.limit)
+            .collect();
+        copies.sort_unstable();
+        let mut copies = copies.into_iter().peekable();
         let mut pending: Vec<String> = Vec::new();
         for i in start..self.limit {
+            self.push_copies(&mut out, &mut copies, &mut pending, texts, i);
             let it = &self.items.list[i];
             if it.kind == ItemKind::ToolResult {
                 // A result whose call was folded away would be an orphan.
@@ -534,10 +593,30 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                 }
             }
         }
+        self.push_copies(&mut out, &mut copies, &mut pending, texts, self.limit);
         for m in pending.drain(..) {
             out.push(&m);
         }
         out.finish()
+    }
+
+    /// The working copies that precede item `i`.
+    fn push_copies(
+        &self,
+        out: &mut JsonArray,
+        copies: &mut std::iter::Peekable<std::vec::IntoIter<(usize, usize)>>,
+        pending: &mut Vec<String>,
+        texts: &TextJson,
+        i: usize,
+    ) {
+        while let Some((_, k)) = copies.next_if(|&(b, _)| b == i) {
+            for m in pending.drain(..) {
+                out.push(&m);
+            }
+            for (json, _) in texts.copies(self.state, k, self.epochs) {
+                out.push(json);
+            }
+        }
     }
 
     /// Chars of the collapsible content that is live in view, plus pinned
@@ -567,8 +646,19 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                 _ => {}
             }
         }
-        if let Some(p) = self.fold().and_then(|f| f.pinned.as_ref()) {
-            n += utf16_len(p);
+        if let Some(f) = self.fold() {
+            n += f.pinned.as_deref().map_or(0, utf16_len);
+            n += f.copies.iter().map(|c| utf16_len(&c.text)).sum::<u64>();
+        }
+        // Live working copies are content, not skeleton.
+        for e in &self.state.epochs[..self.epochs as usize] {
+            let b = e.copies_before() as usize;
+            if b < start || b > self.limit {
+                continue;
+            }
+            for c in e.copies.iter().filter(|c| c.live_at(self.epochs)) {
+                n += utf16_len(&c.text);
+            }
         }
         n
     }

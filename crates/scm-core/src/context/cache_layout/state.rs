@@ -10,11 +10,12 @@ use serde_json::Value;
 
 use super::fold::{self, FOLD_LINE};
 use super::items::{ItemKind, Items};
-use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord};
+use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
 use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
 use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, CallState, Shown};
+use crate::context::words;
 use crate::context::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 
@@ -47,6 +48,9 @@ pub struct CacheStats {
     pub collapsed_results: usize,
     pub collapsed_args: usize,
     pub dedupes: usize,
+    /// Working copies made (see [`working`]).
+    #[serde(default)]
+    pub copies: usize,
     pub live_units: u64,
     pub items: usize,
 }
@@ -112,6 +116,9 @@ pub struct CacheLayout {
     /// Calls whose result arrived since the last render: the model has not
     /// seen them, so no epoch collapses them.
     fresh: Vec<u32>,
+    /// The working copies the last epoch kept (a fold in the same call
+    /// carries those of its working area over).
+    kept_copies: Vec<working::CopyAt>,
 }
 
 impl CacheLayout {
@@ -152,6 +159,9 @@ impl CacheLayout {
     pub fn file_in_view(&self, f: u32) -> bool {
         let epochs = self.state.epochs.len() as u32;
         let start = self.fold_cut();
+        if self.live_copies().iter().any(|c| c.file == f) {
+            return true;
+        }
         self.file_calls.of(f).iter().any(|&k| {
             let c = &self.state.calls[k as usize];
             let result_in_view = self.items.result_item[k as usize].is_some_and(|r| r >= start);
@@ -198,6 +208,8 @@ impl CacheLayout {
             delta: Some(text),
             working,
             notice: true,
+            copies: Vec::new(),
+            copy_before: None,
         });
     }
 
@@ -423,6 +435,7 @@ impl CacheLayout {
         pinned: &HashSet<usize>,
         file_line: &dyn Fn(u32) -> String,
         force: bool,
+        doc: &dyn DocLookup,
     ) -> Vec<u32> {
         let number = self.state.epochs.len() as u32 + 1;
         let deactivated: HashSet<usize> =
@@ -439,13 +452,36 @@ impl CacheLayout {
         let recent_oldest = kept.iter().min().copied();
         let aliases = &self.aliases;
         let prev = self.working().to_vec();
-        let mut work = working::working_calls(
-            &self.state.calls,
-            &self.file_calls,
+        let copies = self.live_copies();
+        // A file the agent deactivated keeps neither its view nor its copy.
+        let deactivated_files: HashSet<u32> = deactivated
+            .iter()
+            .flat_map(|&i| {
+                let c = &self.state.calls[i];
+                c.file.into_iter().chain(shows_files(aliases, c))
+            })
+            .collect();
+        let mut texts: HashMap<u32, Option<String>> = HashMap::new();
+        let recall = self.state.recall.clone();
+        let input = working::PlanInput {
+            calls: &self.state.calls,
+            fc: &self.file_calls,
             p,
-            &|c| shows_files(aliases, c),
-            &prev,
-        );
+            shows_files: &|c| shows_files(aliases, c),
+            prev: &prev,
+            copies: &copies,
+            skip: &|f| deactivated_files.contains(&f),
+            recall: &|f| recall.contains(&f),
+        };
+        let plan = working::plan(&input, &mut |f| {
+            texts
+                .entry(f)
+                .or_insert_with(|| self.current_text(f, doc))
+                .as_deref()
+                .map(|t| epochs::units(utf16_len(t)))
+        });
+        self.kept_copies = plan.keep_copies.clone();
+        let mut work = plan.calls;
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
         kept.sort_unstable();
@@ -466,7 +502,9 @@ impl CacheLayout {
                 && ((st.result_collapsible(p) && st.collapsed.is_none())
                     || (st.args_collapsible(p) && st.args_collapsed.is_none()))
         };
-        if !force && !self.open.iter().any(collapsible) {
+        let copies_change =
+            !plan.new_copies.is_empty() || copies.iter().any(|c| !plan.keep_copies.contains(&c.at));
+        if !force && !copies_change && !self.open.iter().any(collapsible) {
             self.fold_plan = None;
             // Files first seen are still listed, in a record that collapses
             // nothing (appended: the cached prefix stays).
@@ -537,8 +575,30 @@ impl CacheLayout {
             }
         }
 
+        // Working copies: the ones no view rests on any more collapse; the
+        // files whose views could not be kept get theirs.
+        for c in &copies {
+            if !plan.keep_copies.contains(&c.at) {
+                self.collapse_copy(c.at, number);
+            }
+        }
+        let new_copies = plan
+            .new_copies
+            .iter()
+            .filter_map(|&f| {
+                let text = texts.remove(&f).flatten()?;
+                Some(self.working_copy(f, &text))
+            })
+            .collect::<Vec<_>>();
+        let new_copies_any = !new_copies.is_empty();
+
         let delta = self.delta(file_line, false);
         let anchor = self.items.len().saturating_sub(1) as u32;
+        let copy_before = if new_copies_any {
+            self.copy_before(thinking_before).filter(|&b| b <= anchor)
+        } else {
+            None
+        };
         self.state.epochs.push(EpochRecord {
             call: call_index,
             thinking_before,
@@ -546,6 +606,8 @@ impl CacheLayout {
             delta,
             working: work.iter().map(|&i| i as u32).collect(),
             notice: false,
+            copies: new_copies,
+            copy_before,
         });
 
         // Fold proposal: cut at the first assistant holding a kept call, or
@@ -568,6 +630,118 @@ impl CacheLayout {
             });
         }
         changed
+    }
+
+    /// Where an epoch's new working copies go: before the first item the
+    /// epoch rewrote (every item in view was rendered at the last call;
+    /// what the epoch changed, and what is new, is not) or the first that
+    /// still has thinking (the next epoch drops it), whichever is first; at
+    /// a message boundary (never between a tool call and its result), not
+    /// before the fold cut.
+    fn copy_before(&self, thinking_before: u32) -> Option<u32> {
+        let start = self.fold_cut() as usize;
+        let changed =
+            (start..self.items.len()).find(|&i| self.json.get(i).is_none_or(Option::is_none))?;
+        let mut at = changed.min((thinking_before as usize).max(start));
+        // Back to the start of a message that is not a tool result.
+        while at > start && self.items.list[at].kind == ItemKind::ToolResult {
+            at -= 1;
+        }
+        Some(at as u32)
+    }
+
+    /// Working copies shown whole now: the current fold's working area,
+    /// and the chat's copies after the fold cut, not collapsed.
+    pub fn live_copies(&self) -> Vec<working::LiveCopy> {
+        let start = self.fold_cut();
+        let mut out = Vec::new();
+        let live = |c: &WorkingCopy, at| working::LiveCopy {
+            file: c.file,
+            after: c.after,
+            units: epochs::units(utf16_len(&c.text)),
+            at,
+        };
+        if let Some(k) = self.state.folds.len().checked_sub(1) {
+            for (j, c) in self.state.folds[k].copies.iter().enumerate() {
+                out.push(live(c, working::CopyAt::Area(k as u32, j as u32)));
+            }
+        }
+        for (k, e) in self.state.epochs.iter().enumerate() {
+            if e.copies.is_empty() || e.copies_before() < start {
+                continue;
+            }
+            for (j, c) in e.copies.iter().enumerate() {
+                if c.collapsed.is_none() {
+                    out.push(live(c, working::CopyAt::Epoch(k as u32, j as u32)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Collapses the working copy at `at` from epoch `number` on. A copy in
+    /// the working area stays until the next fold (collapsing it would send
+    /// everything after it again); its label says which version it is.
+    fn collapse_copy(&mut self, at: working::CopyAt, number: u32) {
+        let working::CopyAt::Epoch(k, j) = at else {
+            return;
+        };
+        if let Some(c) = self
+            .state
+            .epochs
+            .get_mut(k as usize)
+            .and_then(|e| e.copies.get_mut(j as usize))
+        {
+            c.collapsed.get_or_insert(number);
+            self.changed.epochs.insert(k);
+        }
+    }
+
+    /// File `f`'s current text: the store's version when it has one, else
+    /// the text its calls in this session show (see
+    /// [`working::text_from_calls`]).
+    fn current_text(&self, f: u32, doc: &dyn DocLookup) -> Option<String> {
+        let id = self.aliases.f.get(f as usize)?;
+        if let Some(d) = doc.get_doc(id) {
+            let stub = d.get("state").and_then(Value::as_str) == Some("stub");
+            if let (false, Some(t)) = (stub, d.get("content").and_then(Value::as_str)) {
+                return Some(t.to_string());
+            }
+        }
+        let aliases = &self.aliases;
+        working::text_from_calls(f, &self.state.calls, &self.file_calls, &|k| {
+            let d = aliases
+                .t
+                .get(k as usize)?
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))?;
+            let args = d.get("args").cloned().unwrap_or(Value::Null);
+            let content = d
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            Some((args, content))
+        })
+    }
+
+    /// A new working copy of file `f` showing `text`.
+    fn working_copy(&self, f: u32, text: &str) -> WorkingCopy {
+        let alias = file_alias(f);
+        let path = self
+            .state
+            .files
+            .get(f as usize)
+            .map_or("", |e| e.path.as_str());
+        let after = self.state.calls.len() as u32;
+        let as_of = (after > 0).then(|| call_alias(after - 1));
+        WorkingCopy {
+            file: f,
+            after,
+            text: words::working_copy(&alias, path, as_of.as_deref(), text),
+            ref_text: words::working_copy_ref(&alias, text),
+            collapsed: None,
+        }
     }
 
     /// The first assistant item holding a call ≥ `call` (the last item if
@@ -627,6 +801,7 @@ impl CacheLayout {
         pinned_block: Option<String>,
         host: bool,
         file_line: &dyn Fn(u32) -> String,
+        area: Vec<WorkingCopy>,
     ) {
         let epoch = self.state.epochs.len() as u32;
         let full = self.delta(file_line, true);
@@ -642,8 +817,118 @@ impl CacheLayout {
             text: format!("{FOLD_LINE}\n{text}"),
             pinned: pinned_block,
             host,
+            copies: area,
         });
         self.fold_plan = None;
+    }
+
+    /// The working area of a fold at `cut`, decided before its block is
+    /// rendered: the current area's copies the last epoch kept, carried over
+    /// verbatim (in the cached prefix); the chat's copies the fold cuts
+    /// away, made again from the files as they are now; and a copy for each
+    /// working file whose folded view parts are larger than its current
+    /// text. `keep` (what the block shows) loses the calls a copy covers
+    /// unless the agent `pinned` them.
+    pub fn fold_copies(
+        &mut self,
+        cut: u32,
+        keep: &mut HashSet<usize>,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+    ) -> Vec<WorkingCopy> {
+        let epoch = self.state.epochs.len() as u32;
+        let last = epoch.saturating_sub(1);
+        let mut area: Vec<WorkingCopy> = Vec::new();
+        // Per file, the first call its copy does not cover.
+        let mut covers: HashMap<u32, u32> = HashMap::new();
+        let kept = std::mem::take(&mut self.kept_copies);
+        let mut remake = Vec::new();
+        for c in self.live_copies() {
+            match c.at {
+                working::CopyAt::Area(k, j) => {
+                    if !kept.contains(&c.at) {
+                        continue;
+                    }
+                    // Carried over verbatim while what changed the file since
+                    // (its calls after the copy, the fold's block shows the
+                    // folded ones) is small; else made anew.
+                    let since: u64 = keep
+                        .iter()
+                        .filter(|&&k| {
+                            k as u32 >= c.after && self.state.calls[k].file == Some(c.file)
+                        })
+                        .map(|&k| working::view_units(&self.state.calls[k], p))
+                        .sum();
+                    if since * 8 <= c.units {
+                        area.push(self.state.folds[k as usize].copies[j as usize].clone());
+                        covers.insert(c.file, c.after);
+                    } else {
+                        remake.push(c.file);
+                    }
+                }
+                working::CopyAt::Epoch(k, _) => {
+                    if self.state.epochs[k as usize].copies_before() >= cut {
+                        covers.insert(c.file, c.after);
+                        continue;
+                    }
+                    if k == last {
+                        // Made at this call: nobody saw it where it was.
+                        self.state.epochs[k as usize].copies.clear();
+                        self.state.epochs[k as usize].copy_before = None;
+                        self.changed.epochs.insert(k);
+                    } else {
+                        self.collapse_copy(c.at, epoch);
+                    }
+                    remake.push(c.file);
+                }
+            }
+        }
+        // Folded parts of the views kept, per file without a copy.
+        let mut parts: HashMap<u32, u64> = HashMap::new();
+        for &k in keep.iter() {
+            let c = &self.state.calls[k];
+            let Some(f) = c.file else { continue };
+            let folded = self
+                .items
+                .result_item
+                .get(k)
+                .copied()
+                .flatten()
+                .is_some_and(|r| r < cut)
+                || self.items.assistant_item.get(k).is_some_and(|&a| a < cut);
+            if folded && !pinned.contains(&k) && !covers.contains_key(&f) && !remake.contains(&f) {
+                *parts.entry(f).or_default() += working::view_units(c, p);
+            }
+        }
+        let mut bigger: Vec<(u32, u64)> = parts.into_iter().collect();
+        bigger.sort_unstable();
+        for (f, units) in bigger {
+            if self
+                .current_text(f, doc)
+                .is_some_and(|t| epochs::units(utf16_len(&t)) < units)
+            {
+                remake.push(f);
+            }
+        }
+        let now = self.state.calls.len() as u32;
+        for f in remake {
+            if covers.contains_key(&f) {
+                continue;
+            }
+            if let Some(t) = self.current_text(f, doc) {
+                area.push(self.working_copy(f, &t));
+                covers.insert(f, now);
+            }
+        }
+        keep.retain(|&k| {
+            pinned.contains(&k)
+                || self.state.calls[k]
+                    .file
+                    .and_then(|f| covers.get(&f))
+                    .is_none_or(|&after| k as u32 >= after)
+        });
+        area
     }
 
     /// The current fold's cut (0 when unfolded).
@@ -705,10 +990,14 @@ impl CacheLayout {
         }
         if let Some(f) = fold {
             chars += utf16_len(&f.text) + f.pinned.as_deref().map_or(0, utf16_len);
+            chars += f.copies.iter().map(|c| utf16_len(&c.text)).sum::<u64>();
         }
         for (k, e) in state.epochs.iter().enumerate() {
             if e.anchor as usize >= start {
                 chars += texts.delta(k).map_or(0, |(_, n)| *n);
+            }
+            if e.copies_before() as usize >= start {
+                chars += texts.copies(state, k, epochs).map(|(_, n)| *n).sum::<u64>();
             }
         }
         *rendered_chars = chars;
@@ -743,6 +1032,7 @@ impl CacheLayout {
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
             collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
             dedupes: calls.iter().filter(|c| c.dedupe_of.is_some()).count(),
+            copies: self.state.epochs.iter().map(|e| e.copies.len()).sum(),
             live_units: self.live_units(p, pinned),
             items: self.items.len(),
         }

@@ -1,0 +1,192 @@
+//! Working copies (issue 10, "one current copy of each file, visible while
+//! it is being worked on"): a file the agent edits from memory — quoting
+//! text its context no longer shows — is shown once as it is now, and stays
+//! shown while the agent works on it. Real embedded store (and XTDB when
+//! configured), real files, the cache layout.
+
+mod session_support;
+
+use scm_core::session::{CachePolicy, Layout, Session, SessionOptions};
+use serde_json::{json, Value};
+use session_support::*;
+
+fn opts(prefix: &str) -> SessionOptions {
+    let mut o = SessionOptions::new(unique_id(prefix));
+    o.layout = Layout::Cache;
+    // Small thresholds: a few calls make an epoch; a view of the plan (its
+    // write) is over the views' budget, its copy within the copies'.
+    o.cache = CachePolicy {
+        high: 300,
+        low: 100,
+        fold: 0,
+        working_calls: 2,
+        working_edited_calls: 20,
+        working_units: 200,
+        working_copy_units: 5_000,
+        ..Default::default()
+    };
+    o
+}
+
+/// A plan of `n` distinct checklist lines.
+fn plan(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("- [ ] step {i:03}: do the thing number {i:03} carefully"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Bash output that pushes epochs along.
+fn noise(tag: &str) -> String {
+    (0..30)
+        .map(|i| format!("{tag} output line {i:02} with enough text to count"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn copies_of(out: &[Value], path: &str) -> Vec<String> {
+    texts(out)
+        .into_iter()
+        .filter(|t| t.starts_with("FILE ") && t.lines().next().unwrap_or("").contains(path))
+        .collect()
+}
+
+async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
+    let out = s.transform_context(&t.messages).await.unwrap();
+    outs.push(out.clone());
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts("copy");
+        let mut s = ws.open(o.clone()).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        t.user("write the plan").call(
+            "w1",
+            "write",
+            json!({"path": "plan.md", "content": v1}),
+            "Successfully wrote plan.md",
+        );
+        step(&mut s, &t, &mut outs).await;
+        // Other work: the write's body collapses (its view is over budget,
+        // and nothing says yet that the agent will quote it).
+        for i in 0..4 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        let before = outs.last().unwrap().clone();
+        assert_eq!(
+            occurrences(&before, "step 040: do the thing"),
+            0,
+            "the plan's text has collapsed"
+        );
+        assert_eq!(s.cache_stats().copies, 0);
+
+        // The agent edits it from memory: the edit quotes a line it cannot see.
+        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
+        ws.write("plan.md", &v2);
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
+                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
+            "Successfully replaced text in plan.md.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        // More work: the next epoch shows the plan as it is now, once.
+        for i in 4..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        let out = outs.last().unwrap().clone();
+        let copies = copies_of(&out, "plan.md");
+        assert_eq!(copies.len(), 1, "{:#?}", texts(&out));
+        assert!(
+            copies[0].starts_with("FILE f1 plan.md as of t"),
+            "{}",
+            copies[0]
+        );
+        assert!(copies[0].contains("- [x] step 040"), "the current version");
+        assert!(!copies[0].contains("- [ ] step 040"), "not the old one");
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        assert!(s.cache_stats().copies >= 1);
+
+        // A second edit from the same memory quotes text now in view, and
+        // after it the copy plus the edit are the current version.
+        let v3 = v2.replace("- [ ] step 052", "- [x] step 052");
+        ws.write("plan.md", &v3);
+        t.call(
+            "e2",
+            "edit",
+            json!({"path": "plan.md", "oldText": "- [ ] step 052: do the thing number 052 carefully",
+                   "newText": "- [x] step 052: do the thing number 052 carefully"}),
+            "Successfully replaced text in plan.md.",
+        );
+        let after = step(&mut s, &t, &mut outs).await;
+        assert_eq!(copies_of(&after, "plan.md").len(), 1, "no second copy");
+
+        // Every call is reconstructed exactly, and the state survives a resume.
+        for (k, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+        }
+        s.close().await.unwrap();
+        let mut s = ws.open(o).await;
+        t.user("go on");
+        let resumed = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(&resumed[..after.len()], &after[..], "the prefix survives");
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("nocopy")).await;
+        let mut t = Transcript::default();
+        let v1 = plan(60);
+        ws.write("src.ts", &v1);
+        // Read, then edit right away: the quoted line is in view.
+        t.user("fix it")
+            .call("r1", "read", json!({"path": "src.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        let v2 = v1.replace("- [ ] step 010", "- [x] step 010");
+        ws.write("src.ts", &v2);
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "src.ts", "oldText": "- [ ] step 010: do the thing number 010 carefully",
+                   "newText": "- [x] step 010: do the thing number 010 carefully"}),
+            "Successfully replaced text in src.ts.",
+        );
+        s.transform_context(&t.messages).await.unwrap();
+        for i in 0..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(copies_of(&out, "src.ts").is_empty());
+        }
+        assert_eq!(s.cache_stats().copies, 0);
+        s.close().await.unwrap();
+    }
+}
