@@ -190,3 +190,99 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
         s.close().await.unwrap();
     }
 }
+
+/// The agent reads the file again and edits from what it read: it no
+/// longer works from memory, so no new copy is made; the one shown stays
+/// while the file is worked on and collapses to a ref once it is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copygoes")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        t.user("write the plan").call(
+            "w1",
+            "write",
+            json!({"path": "plan.md", "content": v1}),
+            "Successfully wrote plan.md",
+        );
+        step(&mut s, &t, &mut outs).await;
+        for i in 0..4 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
+        ws.write("plan.md", &v2);
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
+                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
+            "Successfully replaced text in plan.md.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        for i in 4..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+
+        // A ranged read, and an edit quoting it (the copy shows it too).
+        let part: String = v2.lines().skip(9).take(4).collect::<Vec<_>>().join("\n");
+        t.call(
+            "r1",
+            "read",
+            json!({"path": "plan.md", "offset": 10, "limit": 4}),
+            &part,
+        );
+        step(&mut s, &t, &mut outs).await;
+        let v3 = v2.replace("- [ ] step 010", "- [x] step 010");
+        ws.write("plan.md", &v3);
+        t.call(
+            "e2",
+            "edit",
+            json!({"path": "plan.md", "oldText": "- [ ] step 010: do the thing number 010 carefully",
+                   "newText": "- [x] step 010: do the thing number 010 carefully"}),
+            "Successfully replaced text in plan.md.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        // The next epochs keep the copy (the file is still being edited) ...
+        t.call("b8", "bash", json!({"command": "make step8"}), &noise("B8"));
+        step(&mut s, &t, &mut outs).await;
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        // ... until the agent has moved on.
+        for i in 9..32 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        let out = outs.last().unwrap();
+        assert!(copies_of(out, "plan.md").is_empty(), "{:#?}", texts(out));
+        assert!(
+            texts(out).iter().any(|x| x.starts_with("[f1 · 60 lines]")),
+            "collapsed to a ref: {:#?}",
+            texts(out)
+        );
+        for (k, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+        }
+        s.close().await.unwrap();
+    }
+}

@@ -210,8 +210,9 @@ pub struct PlanInput<'a> {
     pub copies: &'a [LiveCopy],
     /// Files that keep nothing (the agent deactivated them).
     pub skip: &'a dyn Fn(u32) -> bool,
-    /// Files the agent edits from memory (see `CacheState::recall`).
-    pub recall: &'a dyn Fn(u32) -> bool,
+    /// Files the agent edits from memory, with how many of its edits
+    /// needed that (see `CacheState::recall`).
+    pub recall: &'a dyn Fn(u32) -> Option<u32>,
 }
 
 /// Files whose views the last epoch kept (`prev`) or that have a live copy
@@ -231,8 +232,9 @@ pub fn plan(
         prev,
         copies,
         skip,
-        recall,
+        recall: needed,
     } = *input;
+    let recall = |f: u32| needed(f).is_some();
     let mut out = WorkingPlan::default();
     if p.working_calls == 0 || (p.working_units == 0 && p.working_copy_units == 0) {
         return out;
@@ -286,6 +288,7 @@ pub fn plan(
     first.sort_by_key(|f| {
         (
             !copies.iter().any(|c| c.file == *f),
+            std::cmp::Reverse(needed(*f).unwrap_or(0)),
             std::cmp::Reverse(edits.get(f).copied().unwrap_or(0)),
         )
     });
@@ -310,8 +313,13 @@ pub fn plan(
                 (true, Some(c)) => c.units,
                 _ => 0,
             };
-            let fits = budget + size <= u64::from(p.working_units)
-                && copy_budget + base <= u64::from(p.working_copy_units);
+            // A view resting on a copy is paid from the copies' budget, so
+            // copies never take the room other files' views had.
+            let fits = if view.on_copy {
+                copy_budget + base + size <= u64::from(p.working_copy_units)
+            } else {
+                budget + size <= u64::from(p.working_units)
+            };
             // A file being edited whose view is over the views' budget may
             // keep it in place from the copies' budget while it is not much
             // larger than the file (a write and a few edits): it is in the
@@ -327,9 +335,8 @@ pub fn plan(
                 && copy_budget + base + size <= u64::from(p.working_copy_units)
                 && current_units(f).is_some_and(|u| size * 4 <= u * 5);
             if fits || as_copy || in_area {
-                if fits {
+                if fits && !view.on_copy {
                     budget += size;
-                    copy_budget += base;
                 } else {
                     copy_budget += base + size;
                 }
@@ -360,7 +367,10 @@ pub fn plan(
 /// lines of its old texts (trimmed, 8+ chars) occur in `view_json`, the
 /// context it was given, as JSON (lines are searched JSON-escaped). The
 /// replay instrument's edit-anchor rule (docs/notes/replay.md), online.
-pub fn quoted_in_view(old_texts: &[&str], view_json: &str) -> bool {
+/// A line counts only where it occurs outside the texts `except` (JSON
+/// escaped, e.g. the file's working copies): so a `false` with copies given
+/// says the edit needed them.
+pub fn quoted_in_view(old_texts: &[&str], view_json: &str, except: &[String]) -> bool {
     let lines: Vec<&str> = old_texts
         .iter()
         .flat_map(|t| t.lines())
@@ -374,8 +384,9 @@ pub fn quoted_in_view(old_texts: &[&str], view_json: &str) -> bool {
         .iter()
         .filter(|l| {
             let esc = serde_json::to_string(l).unwrap_or_default();
-            let esc = &esc[1..esc.len() - 1];
-            memchr::memmem::find(view_json.as_bytes(), esc.as_bytes()).is_some()
+            let esc = &esc.as_bytes()[1..esc.len() - 1];
+            let count = |hay: &str| memchr::memmem::find_iter(hay.as_bytes(), esc).count();
+            count(view_json) > except.iter().map(|e| count(e)).sum::<usize>()
         })
         .count();
     found * 10 >= lines.len() * 9
@@ -468,7 +479,7 @@ mod tests {
             prev,
             copies: &[],
             skip: &|_| false,
-            recall: &|_| true,
+            recall: &|_| Some(1),
         };
         plan(&input, &mut |_| None).calls
     }
@@ -585,17 +596,23 @@ mod tests {
         ]))
         .unwrap();
         assert!(
-            quoted_in_view(&["  let s = \"quoted\";"], &view),
+            quoted_in_view(&["  let s = \"quoted\";"], &view, &[]),
             "escaped in the JSON"
         );
         assert!(
-            quoted_in_view(&["short\nanother line here"], &view),
+            quoted_in_view(&["short\nanother line here"], &view, &[]),
             "short lines do not count"
         );
         assert!(!quoted_in_view(
             &["another line here\nnot in the view at all"],
-            &view
+            &view,
+            &[]
         ));
-        assert!(quoted_in_view(&[""], &view), "nothing to quote");
+        assert!(quoted_in_view(&[""], &view, &[]), "nothing to quote");
+        let copy = serde_json::to_string("another line here").unwrap();
+        assert!(
+            !quoted_in_view(&["another line here"], &view, &[copy]),
+            "only in the copy"
+        );
     }
 }

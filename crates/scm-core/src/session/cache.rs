@@ -267,7 +267,7 @@ impl Session {
         let Some(f) = self.cache.state.calls[call as usize].file else {
             return;
         };
-        if self.cache.state.recall.contains(&f) || self.output.seq() == 0 {
+        if self.output.seq() == 0 {
             return;
         }
         let mut olds: Vec<&str> = args
@@ -283,8 +283,17 @@ impl Session {
         {
             olds.extend(e.get("oldText").and_then(Value::as_str));
         }
-        if is_error || !crate::context::working::quoted_in_view(&olds, self.output.last()) {
-            self.cache.state.recall.insert(f);
+        let view = self.output.last();
+        // Working from memory (still)? An edit of a file with copies that
+        // quotes text shown outside them did not need them: no new copy is
+        // made; the one shown stays while the file is worked on.
+        let copies: Vec<String> = self.cache.copy_texts(f);
+        let needed = is_error || !crate::context::working::quoted_in_view(&olds, view, &copies);
+        let recall = &mut self.cache.state.recall;
+        if needed {
+            *recall.entry(f).or_default() += 1;
+        } else {
+            recall.remove(&f);
         }
     }
 

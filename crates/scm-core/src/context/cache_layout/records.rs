@@ -2,7 +2,7 @@
 //! (`layout`): per-call state, files, epochs and folds. Field names are
 //! short on purpose (stored JSON; hash vectors and old chats rely on them).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -144,9 +144,11 @@ pub struct CacheState {
     /// made while no session ran).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub seen: BTreeMap<String, String>,
-    /// Files (alias indices) the agent edited quoting text that was not in
-    /// its view: it works on them from memory, so they get working copies
-    /// (see [`crate::context::working`]).
-    #[serde(rename = "recall", default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub recall: BTreeSet<u32>,
+    /// Files (alias indices) the agent edits from memory — an edit quoted
+    /// text that was not in its view, or failed — with how many of its
+    /// edits did: they get working copies (see [`crate::context::working`]).
+    /// A file leaves at its first edit that quotes text shown outside its
+    /// copies (the agent reads before it edits again).
+    #[serde(rename = "recall", default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub recall: BTreeMap<u32, u32>,
 }

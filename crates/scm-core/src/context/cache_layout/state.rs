@@ -471,7 +471,7 @@ impl CacheLayout {
             prev: &prev,
             copies: &copies,
             skip: &|f| deactivated_files.contains(&f),
-            recall: &|f| recall.contains(&f),
+            recall: &|f| recall.get(&f).copied(),
         };
         let plan = working::plan(&input, &mut |f| {
             texts
@@ -677,6 +677,25 @@ impl CacheLayout {
             }
         }
         out
+    }
+
+    /// File `f`'s live working copies as they are in the context's JSON.
+    pub fn copy_texts(&self, f: u32) -> Vec<String> {
+        self.live_copies()
+            .iter()
+            .filter(|c| c.file == f)
+            .filter_map(|c| {
+                let text = match c.at {
+                    working::CopyAt::Area(k, j) => {
+                        &self.state.folds[k as usize].copies[j as usize].text
+                    }
+                    working::CopyAt::Epoch(k, j) => {
+                        &self.state.epochs[k as usize].copies[j as usize].text
+                    }
+                };
+                serde_json::to_string(text).ok()
+            })
+            .collect()
     }
 
     /// Collapses the working copy at `at` from epoch `number` on. A copy in
