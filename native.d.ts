@@ -465,7 +465,7 @@ export interface NapiCachePolicy {
   workingCalls?: number
   /**
    * An edited or written file stays working while one of the newest this
-   * many tool calls edited or wrote it (default 48).
+   * many tool calls edited or wrote it (default 32; a file edited from memory twice as long).
    */
   workingEditedCalls?: number
   /** Units the working files' views may keep at an epoch (default 6,000). */

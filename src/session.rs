@@ -78,7 +78,7 @@ pub struct NapiCachePolicy {
     /// calls keeps its view through epochs (default 12; 0 = off).
     pub working_calls: Option<u32>,
     /// An edited or written file stays working while one of the newest this
-    /// many tool calls edited or wrote it (default 48).
+    /// many tool calls edited or wrote it (default 32; a file edited from memory twice as long).
     pub working_edited_calls: Option<u32>,
     /// Units the working files' views may keep at an epoch (default 6,000).
     pub working_units: Option<u32>,

@@ -67,15 +67,12 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         let mut outs = Vec::new();
         let v1 = plan(60);
         ws.write("plan.md", &v1);
-        t.user("write the plan").call(
-            "w1",
-            "write",
-            json!({"path": "plan.md", "content": v1}),
-            "Successfully wrote plan.md",
-        );
+        s.read("plan.md").await.unwrap();
+        t.user("follow the plan")
+            .call("r0", "read", json!({"path": "plan.md"}), &v1);
         step(&mut s, &t, &mut outs).await;
-        // Other work: the write's body collapses (its view is over budget,
-        // and nothing says yet that the agent will quote it).
+        // Other work: the read collapses (its view is over budget, and
+        // nothing says yet that the agent will quote it).
         for i in 0..4 {
             t.call(
                 &format!("b{i}"),
@@ -96,6 +93,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         // The agent edits it from memory: the edit quotes a line it cannot see.
         let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
         ws.write("plan.md", &v2);
+        s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
         t.call(
             "e1",
             "edit",
@@ -131,6 +129,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         // after it the copy plus the edit are the current version.
         let v3 = v2.replace("- [ ] step 052", "- [x] step 052");
         ws.write("plan.md", &v3);
+        s.observe_edit("plan.md").await.unwrap();
         t.call(
             "e2",
             "edit",
@@ -162,12 +161,14 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
         let mut t = Transcript::default();
         let v1 = plan(60);
         ws.write("src.ts", &v1);
+        s.read("src.ts").await.unwrap();
         // Read, then edit right away: the quoted line is in view.
         t.user("fix it")
             .call("r1", "read", json!({"path": "src.ts"}), &v1);
         s.transform_context(&t.messages).await.unwrap();
         let v2 = v1.replace("- [ ] step 010", "- [x] step 010");
         ws.write("src.ts", &v2);
+        s.observe_edit("src.ts").await.unwrap();
         t.call(
             "e1",
             "edit",
@@ -203,12 +204,9 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         let mut outs = Vec::new();
         let v1 = plan(60);
         ws.write("plan.md", &v1);
-        t.user("write the plan").call(
-            "w1",
-            "write",
-            json!({"path": "plan.md", "content": v1}),
-            "Successfully wrote plan.md",
-        );
+        s.read("plan.md").await.unwrap();
+        t.user("follow the plan")
+            .call("r0", "read", json!({"path": "plan.md"}), &v1);
         step(&mut s, &t, &mut outs).await;
         for i in 0..4 {
             t.call(
@@ -221,6 +219,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         }
         let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
         ws.write("plan.md", &v2);
+        s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
         t.call(
             "e1",
             "edit",
@@ -251,6 +250,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         step(&mut s, &t, &mut outs).await;
         let v3 = v2.replace("- [ ] step 010", "- [x] step 010");
         ws.write("plan.md", &v3);
+        s.observe_edit("plan.md").await.unwrap();
         t.call(
             "e2",
             "edit",
@@ -279,6 +279,59 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
             texts(out).iter().any(|x| x.starts_with("[f1 · 60 lines]")),
             "collapsed to a ref: {:#?}",
             texts(out)
+        );
+        for (k, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+        }
+        s.close().await.unwrap();
+    }
+}
+
+/// A file the agent wrote that is larger than the views' budget stays in
+/// view where it was written: the agent knows its text and will quote it
+/// (a plan written once and edited for hundreds of calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_file_the_agent_wrote_stays_in_view() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("written")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        s.observe_write("plan.md").await.unwrap();
+        t.user("write the plan").call(
+            "w1",
+            "write",
+            json!({"path": "plan.md", "content": v1}),
+            "Successfully wrote plan.md",
+        );
+        step(&mut s, &t, &mut outs).await;
+        for i in 0..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        let out = outs.last().unwrap();
+        assert!(s.cache_stats().epochs >= 2, "{:?}", s.cache_stats());
+        assert_eq!(
+            occurrences(out, "B0 output line 29"),
+            0,
+            "other output collapsed"
+        );
+        let write = out
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .find(|p| p["type"] == "toolCall" && p["name"] == "write")
+            .expect("the write call");
+        assert_eq!(
+            write["arguments"]["content"],
+            json!(v1),
+            "its body is whole"
         );
         for (k, out) in outs.iter().enumerate() {
             assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");

@@ -78,7 +78,7 @@ impl Default for CachePolicy {
             honour_host_compaction: true,
             deactivate_epoch: 5_000,
             working_calls: 12,
-            working_edited_calls: 48,
+            working_edited_calls: 32,
             working_units: 6_000,
             working_copy_units: 16_000,
         }

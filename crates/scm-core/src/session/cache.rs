@@ -246,6 +246,8 @@ impl Session {
         self.cache.items.push_result(turn, msg, call);
         if tool == "edit" {
             self.note_recall(call, &args, is_error);
+        } else if tool == "write" && !is_error {
+            self.note_written(call);
         }
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
@@ -294,6 +296,19 @@ impl Session {
             *recall.entry(f).or_default() += 1;
         } else {
             recall.remove(&f);
+        }
+    }
+
+    /// A file the agent wrote, too large for the views' budget: it knows
+    /// the text because it wrote it, and will quote it from memory (a plan
+    /// written once and edited for hundreds of calls), so it is edited from
+    /// memory until an edit shows otherwise (see [`Session::note_recall`]).
+    fn note_written(&mut self, call: u32) {
+        let c = &self.cache.state.calls[call as usize];
+        let big = crate::context::epochs::units(c.arg_chars)
+            > u64::from(self.options.cache.working_units);
+        if let (Some(f), true) = (c.file, big) {
+            *self.cache.state.recall.entry(f).or_default() += 1;
         }
     }
 
