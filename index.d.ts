@@ -527,7 +527,7 @@ export interface CachePolicy {
   minCollapseChars?: number;
   /** bash commands longer than this collapse. Default 300. */
   bashCollapseChars?: number;
-  /** Fold the chat into a summary when its skeleton exceeds this after an epoch; 0 = never. Default 15000. */
+  /** Fold the chat into a summary when its skeleton exceeds this after an epoch; 0 = never. Default 4000. */
   fold?: number;
   /** Budget of the engine's extractive fold summary. Default 4000. */
   summaryChars?: number;
@@ -554,11 +554,15 @@ export interface CachePolicy {
 /** Cache layout counters. */
 export interface CacheStats {
   epochs: number;
+  /** `CHANGED` notices given. */
+  notices: number;
   folds: number;
   hostFolds: number;
   collapsedResults: number;
   collapsedArgs: number;
   dedupes: number;
+  /** Working copies shown (a file's current text, once, while the agent edits it from memory). */
+  copies: number;
   liveUnits: number;
   items: number;
 }

@@ -94,7 +94,7 @@ function load(cwd, options) {
   // "spec": METADATA_POOL + toolcall_ref + ACTIVE_CONTENT blocks at the end.
   const layout = env.SCM_LAYOUT || s.layout || "cache";
   if (layout !== "cache" && layout !== "spec") throw new Error(`SCM_LAYOUT must be "cache" or "spec", got ${JSON.stringify(layout)}`);
-  // Cache layout thresholds in chars/4 units (unset keys keep the engine's defaults: high 10000, low 2000, fold 15000).
+  // Cache layout thresholds in chars/4 units (unset keys keep the engine's defaults: high 10000, low 2000, fold 4000).
   const cachePolicy = {
     ...s.cachePolicy,
     high: envInt("SCM_CACHE_HIGH") ?? s.cachePolicy?.high,

@@ -441,16 +441,18 @@ class ContextManager {
     };
   }
 
-  /** Cache layout counters: `{ epochs, folds, hostFolds, collapsedResults, collapsedArgs, dedupes, liveUnits, items }`. */
+  /** Cache layout counters: `{ epochs, notices, folds, hostFolds, collapsedResults, collapsedArgs, dedupes, copies, liveUnits, items }`. */
   cacheStats() {
     const s = JSON.parse(wrap(() => this[NATIVE].cacheStatsJson()));
     return {
       epochs: s.epochs,
+      notices: s.notices,
       folds: s.folds,
       hostFolds: s.host_folds,
       collapsedResults: s.collapsed_results,
       collapsedArgs: s.collapsed_args,
       dedupes: s.dedupes,
+      copies: s.copies,
       liveUnits: s.live_units,
       items: s.items,
     };

@@ -58,7 +58,7 @@ impl From<NapiCollapsePolicy> for CollapsePolicy {
 
 /// Thresholds of the cache layout (sizes in chars/4 units unless named
 /// `…Chars`). Defaults: the measured recommendation (high 10,000, low
-/// 2,000, fold 15,000, min collapse 200 chars, bash 300 chars, summary
+/// 2,000, fold 4,000, min collapse 200 chars, bash 300 chars, summary
 /// 4,000 chars; rewrite call ids, drop old thinking, dedupe re-reads,
 /// honour host compaction on; forced epoch when deactivations free 5,000).
 #[napi(object)]
@@ -757,7 +757,7 @@ impl JsSession {
         self.shared.lock().as_ref().map_or(0, |s| s.cursor() as u32)
     }
 
-    /// Cache layout counters as JSON `{epochs, folds, host_folds, collapsed_results, collapsed_args, dedupes, live_units, items}`.
+    /// Cache layout counters as JSON `{epochs, notices, folds, host_folds, collapsed_results, collapsed_args, dedupes, copies, live_units, items}`.
     #[napi(catch_unwind)]
     pub fn cache_stats_json(&self) -> napi::Result<String> {
         let stats = self.shared.with(|s| Ok(s.cache_stats())).js()?;
