@@ -339,3 +339,81 @@ async fn a_large_file_the_agent_wrote_stays_in_view() {
         s.close().await.unwrap();
     }
 }
+
+/// A fold keeps the copies: in its working area, after the header and before
+/// the summary, carried to the next fold unchanged while still wanted; every
+/// call is reconstructed exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copies_survive_folds_in_the_working_area() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copyfold");
+        o.cache.fold = 150;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        s.read("plan.md").await.unwrap();
+        t.user("follow the plan")
+            .call("r0", "read", json!({"path": "plan.md"}), &v1);
+        step(&mut s, &t, &mut outs).await;
+        let mut v = v1.clone();
+        let mut copied_at = None;
+        for i in 0..24 {
+            t.user(&format!("go on with part {i}"));
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            if i % 6 == 5 {
+                // Tick off a step it has not seen for a while.
+                let n = 30 + i;
+                let old = format!("- [ ] step {n:03}: do the thing number {n:03} carefully");
+                let new = old.replace("- [ ]", "- [x]");
+                v = v.replace(&old, &new);
+                ws.write("plan.md", &v);
+                s.observe_edit("plan.md").await.unwrap();
+                t.call(
+                    &format!("e{i}"),
+                    "edit",
+                    json!({"path": "plan.md", "oldText": old, "newText": new}),
+                    "Successfully replaced text in plan.md.",
+                );
+            }
+            let out = step(&mut s, &t, &mut outs).await;
+            if copied_at.is_none() && !copies_of(&out, "plan.md").is_empty() {
+                copied_at = Some(outs.len());
+            }
+        }
+        let st = s.cache_stats();
+        assert!(st.folds >= 2, "{st:?}");
+        assert!(copied_at.is_some(), "a copy was shown: {st:?}");
+        // From the first copy on, every call shows the plan whole once, as
+        // the copy or the copy plus later edits, never two copies.
+        for out in &outs[copied_at.unwrap()..] {
+            let copies = copies_of(out, "plan.md");
+            assert!(copies.len() <= 1, "{copies:#?}");
+        }
+        let last = outs.last().unwrap();
+        let copies = copies_of(last, "plan.md");
+        assert_eq!(copies.len(), 1, "{:#?}", texts(last));
+        let pos = |needle: &str| {
+            texts(last)
+                .iter()
+                .position(|x| x.starts_with(needle))
+                .unwrap_or(usize::MAX)
+        };
+        assert!(pos("[Earlier turns are folded") < usize::MAX, "folded");
+        assert!(
+            pos("FILE f1 plan.md") < pos("[Earlier turns are folded"),
+            "in the working area, before the summary"
+        );
+        for (k, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+        }
+        s.close().await.unwrap();
+    }
+}

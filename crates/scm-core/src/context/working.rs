@@ -380,16 +380,32 @@ pub fn quoted_in_view(old_texts: &[&str], view_json: &str, except: &[String]) ->
     if lines.is_empty() {
         return true;
     }
-    let found = lines
-        .iter()
-        .filter(|l| {
-            let esc = serde_json::to_string(l).unwrap_or_default();
-            let esc = &esc.as_bytes()[1..esc.len() - 1];
-            let count = |hay: &str| memchr::memmem::find_iter(hay.as_bytes(), esc).count();
+    // Stops as soon as the answer is known: one scan of the view per line,
+    // and an edit's call is on the model call's path.
+    let need = (lines.len() * 9).div_ceil(10);
+    let (mut found, mut missed) = (0, 0);
+    for l in &lines {
+        let esc = serde_json::to_string(l).unwrap_or_default();
+        let esc = &esc.as_bytes()[1..esc.len() - 1];
+        let count = |hay: &str| memchr::memmem::find_iter(hay.as_bytes(), esc).count();
+        let outside = if except.is_empty() {
+            memchr::memmem::find(view_json.as_bytes(), esc).is_some()
+        } else {
             count(view_json) > except.iter().map(|e| count(e)).sum::<usize>()
-        })
-        .count();
-    found * 10 >= lines.len() * 9
+        };
+        if outside {
+            found += 1;
+            if found >= need {
+                return true;
+            }
+        } else {
+            missed += 1;
+            if missed > lines.len() - need {
+                return false;
+            }
+        }
+    }
+    found >= need
 }
 
 /// The text of a file as the session's own calls show it: the newest write
