@@ -50,6 +50,7 @@ pub use sets::OrderedSet;
 
 mod cache;
 mod checkpoint;
+mod copies;
 pub mod discovery;
 pub mod documents;
 mod fork;

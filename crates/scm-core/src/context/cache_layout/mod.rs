@@ -14,6 +14,7 @@
 //! past call renders again exactly from the persisted state plus its
 //! epoch count (static references, reconstruction).
 
+mod copies;
 mod fold;
 mod items;
 mod records;

@@ -1,0 +1,258 @@
+//! Working copies of the cache layout (see [`crate::context::working`]):
+//! where an epoch's copies go, which are shown, what a file's current text
+//! is, and what a fold keeps of them in its working area.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::items::ItemKind;
+use super::records::WorkingCopy;
+use super::render::DocLookup;
+use super::state::CacheLayout;
+use crate::context::aliases::{call_alias, file_alias};
+use crate::context::epochs::{self, utf16_len, CachePolicy};
+use crate::context::words;
+use crate::context::working;
+
+impl CacheLayout {
+    /// Where an epoch's new working copies go: before the first item the
+    /// epoch rewrote (every item in view was rendered at the last call;
+    /// what the epoch changed, and what is new, is not) or the first that
+    /// still has thinking (the next epoch drops it), whichever is first; at
+    /// a message boundary (never between a tool call and its result), not
+    /// before the fold cut.
+    pub(super) fn copy_before(&self, thinking_before: u32) -> Option<u32> {
+        let start = self.fold_cut() as usize;
+        let changed =
+            (start..self.items.len()).find(|&i| self.json.get(i).is_none_or(Option::is_none))?;
+        let mut at = changed.min((thinking_before as usize).max(start));
+        // Back to the start of a message that is not a tool result.
+        while at > start && self.items.list[at].kind == ItemKind::ToolResult {
+            at -= 1;
+        }
+        Some(at as u32)
+    }
+
+    /// Working copies shown whole now: the current fold's working area,
+    /// and the chat's copies after the fold cut, not collapsed.
+    pub fn live_copies(&self) -> Vec<working::LiveCopy> {
+        let start = self.fold_cut();
+        let mut out = Vec::new();
+        let live = |c: &WorkingCopy, at| working::LiveCopy {
+            file: c.file,
+            after: c.after,
+            units: epochs::units(utf16_len(&c.text)),
+            at,
+        };
+        if let Some(k) = self.state.folds.len().checked_sub(1) {
+            for (j, c) in self.state.folds[k].copies.iter().enumerate() {
+                out.push(live(c, working::CopyAt::Area(k as u32, j as u32)));
+            }
+        }
+        for (k, e) in self.state.epochs.iter().enumerate() {
+            if e.copies.is_empty() || e.copies_before() < start {
+                continue;
+            }
+            for (j, c) in e.copies.iter().enumerate() {
+                if c.collapsed.is_none() {
+                    out.push(live(c, working::CopyAt::Epoch(k as u32, j as u32)));
+                }
+            }
+        }
+        out
+    }
+
+    /// File `f`'s live working copies as they are in the context's JSON.
+    pub fn copy_texts(&self, f: u32) -> Vec<String> {
+        self.live_copies()
+            .iter()
+            .filter(|c| c.file == f)
+            .filter_map(|c| {
+                let text = match c.at {
+                    working::CopyAt::Area(k, j) => {
+                        &self.state.folds[k as usize].copies[j as usize].text
+                    }
+                    working::CopyAt::Epoch(k, j) => {
+                        &self.state.epochs[k as usize].copies[j as usize].text
+                    }
+                };
+                serde_json::to_string(text).ok()
+            })
+            .collect()
+    }
+
+    /// Collapses the working copy at `at` from epoch `number` on. A copy in
+    /// the working area stays until the next fold (collapsing it would send
+    /// everything after it again); its label says which version it is.
+    pub(super) fn collapse_copy(&mut self, at: working::CopyAt, number: u32) {
+        let working::CopyAt::Epoch(k, j) = at else {
+            return;
+        };
+        if let Some(c) = self
+            .state
+            .epochs
+            .get_mut(k as usize)
+            .and_then(|e| e.copies.get_mut(j as usize))
+        {
+            c.collapsed.get_or_insert(number);
+            self.changed.epochs.insert(k);
+        }
+    }
+
+    /// File `f`'s current text: the store's version when it has one, else
+    /// the text its calls in this session show (see
+    /// [`working::text_from_calls`]).
+    pub(super) fn current_text(&self, f: u32, doc: &dyn DocLookup) -> Option<String> {
+        let id = self.aliases.f.get(f as usize)?;
+        if let Some(d) = doc.get_doc(id) {
+            let stub = d.get("state").and_then(Value::as_str) == Some("stub");
+            if let (false, Some(t)) = (stub, d.get("content").and_then(Value::as_str)) {
+                return Some(t.to_string());
+            }
+        }
+        let aliases = &self.aliases;
+        working::text_from_calls(f, &self.state.calls, &self.file_calls, &|k| {
+            let d = aliases
+                .t
+                .get(k as usize)?
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))?;
+            let args = d.get("args").cloned().unwrap_or(Value::Null);
+            let content = d
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            Some((args, content))
+        })
+    }
+
+    /// A new working copy of file `f` showing `text`.
+    pub(super) fn working_copy(&self, f: u32, text: &str) -> WorkingCopy {
+        let alias = file_alias(f);
+        let path = self
+            .state
+            .files
+            .get(f as usize)
+            .map_or("", |e| e.path.as_str());
+        let after = self.state.calls.len() as u32;
+        let as_of = (after > 0).then(|| call_alias(after - 1));
+        WorkingCopy {
+            file: f,
+            after,
+            text: words::working_copy(&alias, path, as_of.as_deref(), text),
+            ref_text: words::working_copy_ref(&alias, text),
+            collapsed: None,
+        }
+    }
+
+    /// The working area of a fold at `cut`, decided before its block is
+    /// rendered: the current area's copies the last epoch kept, carried over
+    /// verbatim (in the cached prefix); the chat's copies the fold cuts
+    /// away, made again from the files as they are now; and a copy for each
+    /// working file whose folded view parts are larger than its current
+    /// text. `keep` (what the block shows) loses the calls a copy covers
+    /// unless the agent `pinned` them.
+    pub fn fold_copies(
+        &mut self,
+        cut: u32,
+        keep: &mut HashSet<usize>,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+    ) -> Vec<WorkingCopy> {
+        let epoch = self.state.epochs.len() as u32;
+        let last = epoch.saturating_sub(1);
+        let mut area: Vec<WorkingCopy> = Vec::new();
+        // Per file, the first call its copy does not cover.
+        let mut covers: HashMap<u32, u32> = HashMap::new();
+        let kept = std::mem::take(&mut self.kept_copies);
+        let mut remake = Vec::new();
+        for c in self.live_copies() {
+            match c.at {
+                working::CopyAt::Area(k, j) => {
+                    if !kept.contains(&c.at) {
+                        continue;
+                    }
+                    // Carried over verbatim while what changed the file since
+                    // (its calls after the copy, the fold's block shows the
+                    // folded ones) is small; else made anew.
+                    let since: u64 = keep
+                        .iter()
+                        .filter(|&&k| {
+                            k as u32 >= c.after && self.state.calls[k].file == Some(c.file)
+                        })
+                        .map(|&k| working::view_units(&self.state.calls[k], p))
+                        .sum();
+                    if since * 8 <= c.units {
+                        area.push(self.state.folds[k as usize].copies[j as usize].clone());
+                        covers.insert(c.file, c.after);
+                    } else {
+                        remake.push(c.file);
+                    }
+                }
+                working::CopyAt::Epoch(k, _) => {
+                    if self.state.epochs[k as usize].copies_before() >= cut {
+                        covers.insert(c.file, c.after);
+                        continue;
+                    }
+                    if k == last {
+                        // Made at this call: nobody saw it where it was.
+                        self.state.epochs[k as usize].copies.clear();
+                        self.state.epochs[k as usize].copy_before = None;
+                        self.changed.epochs.insert(k);
+                    } else {
+                        self.collapse_copy(c.at, epoch);
+                    }
+                    remake.push(c.file);
+                }
+            }
+        }
+        // Folded parts of the views kept, per file without a copy.
+        let mut parts: HashMap<u32, u64> = HashMap::new();
+        for &k in keep.iter() {
+            let c = &self.state.calls[k];
+            let Some(f) = c.file else { continue };
+            let folded = self
+                .items
+                .result_item
+                .get(k)
+                .copied()
+                .flatten()
+                .is_some_and(|r| r < cut)
+                || self.items.assistant_item.get(k).is_some_and(|&a| a < cut);
+            if folded && !pinned.contains(&k) && !covers.contains_key(&f) && !remake.contains(&f) {
+                *parts.entry(f).or_default() += working::view_units(c, p);
+            }
+        }
+        let mut bigger: Vec<(u32, u64)> = parts.into_iter().collect();
+        bigger.sort_unstable();
+        for (f, units) in bigger {
+            if self
+                .current_text(f, doc)
+                .is_some_and(|t| epochs::units(utf16_len(&t)) < units)
+            {
+                remake.push(f);
+            }
+        }
+        let now = self.state.calls.len() as u32;
+        for f in remake {
+            if covers.contains_key(&f) {
+                continue;
+            }
+            if let Some(t) = self.current_text(f, doc) {
+                area.push(self.working_copy(f, &t));
+                covers.insert(f, now);
+            }
+        }
+        keep.retain(|&k| {
+            pinned.contains(&k)
+                || self.state.calls[k]
+                    .file
+                    .and_then(|f| covers.get(&f))
+                    .is_none_or(|&after| k as u32 >= after)
+        });
+        area
+    }
+}

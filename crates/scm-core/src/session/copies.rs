@@ -1,0 +1,76 @@
+//! Working copies, session side (see [`crate::context::working`]): which
+//! files the agent edits from memory — each edit checked, when its result
+//! arrives, against the context the model was given — and the version a
+//! copy showed (change notices diff against it).
+
+use serde_json::Value;
+
+use super::Session;
+
+impl Session {
+    /// An edit that failed, or that quoted text the model did not have in
+    /// view (it edits the file from memory): the file gets working copies
+    /// from now on (see [`crate::context::working`]).
+    pub(super) fn note_recall(&mut self, call: u32, args: &Value, is_error: bool) {
+        let Some(f) = self.cache.state.calls[call as usize].file else {
+            return;
+        };
+        if self.output.seq() == 0 {
+            return;
+        }
+        let mut olds: Vec<&str> = args
+            .get("oldText")
+            .and_then(Value::as_str)
+            .into_iter()
+            .collect();
+        for e in args
+            .get("edits")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            olds.extend(e.get("oldText").and_then(Value::as_str));
+        }
+        let view = self.output.last();
+        // Working from memory (still)? An edit of a file with copies that
+        // quotes text shown outside them did not need them: no new copy is
+        // made; the one shown stays while the file is worked on.
+        let copies: Vec<String> = self.cache.copy_texts(f);
+        let needed = is_error || !crate::context::working::quoted_in_view(&olds, view, &copies);
+        let recall = &mut self.cache.state.recall;
+        if needed {
+            *recall.entry(f).or_default() += 1;
+        } else {
+            recall.remove(&f);
+        }
+    }
+
+    /// A file the agent wrote, too large for the views' budget: it knows
+    /// the text because it wrote it, and will quote it from memory (a plan
+    /// written once and edited for hundreds of calls), so it is edited from
+    /// memory until an edit shows otherwise (see [`Session::note_recall`]).
+    pub(super) fn note_written(&mut self, call: u32) {
+        let c = &self.cache.state.calls[call as usize];
+        let big = crate::context::epochs::units(c.arg_chars)
+            > u64::from(self.options.cache.working_units);
+        if let (Some(f), true) = (c.file, big) {
+            *self.cache.state.recall.entry(f).or_default() += 1;
+        }
+    }
+
+    /// The model sees the files copied at this call as they are now
+    /// (change notices diff against that version).
+    pub(super) fn saw_new_copies(&mut self) {
+        let now = self.cache.state.calls.len() as u32;
+        let ids: Vec<String> = self
+            .cache
+            .live_copies()
+            .iter()
+            .filter(|c| c.after == now)
+            .filter_map(|c| self.cache.aliases.f.get(c.file as usize).cloned())
+            .collect();
+        for id in ids {
+            self.mark_seen(&id);
+        }
+    }
+}
