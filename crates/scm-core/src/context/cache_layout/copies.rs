@@ -106,8 +106,16 @@ impl CacheLayout {
     pub(super) fn current_text(&self, f: u32, doc: &dyn DocLookup) -> Option<String> {
         let id = self.aliases.f.get(f as usize)?;
         if let Some(d) = doc.get_doc(id) {
-            let stub = d.get("state").and_then(Value::as_str) == Some("stub");
-            if let (false, Some(t)) = (stub, d.get("content").and_then(Value::as_str)) {
+            let state = d.get("state").and_then(Value::as_str);
+            // Gone, binary or too large: nothing to show (its calls' text
+            // would be a file that is not there).
+            if state == Some("deleted") || d.get("content_omitted").is_some_and(|v| !v.is_null()) {
+                return None;
+            }
+            if let (false, Some(t)) = (
+                state == Some("stub"),
+                d.get("content").and_then(Value::as_str),
+            ) {
                 return Some(t.to_string());
             }
         }
