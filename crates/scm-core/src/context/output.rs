@@ -51,16 +51,6 @@ impl OutputTracker {
         &self.json
     }
 
-    /// Records an output that was handed over whole (not as a delta): the
-    /// next delta starts afresh (a caller's `have` no longer matches).
-    pub fn remember(&mut self, json: &str) {
-        self.json.clear();
-        self.json.push_str(json);
-        self.ends.clear();
-        scan_ends(json.as_bytes(), 1, &mut self.ends);
-        self.seq = self.seq.wrapping_add(1).max(1);
-    }
-
     /// The number of the last output (0: none yet).
     pub fn seq(&self) -> u32 {
         self.seq

@@ -15,9 +15,11 @@ impl Session {
         let Some(f) = self.cache.state.calls[call as usize].file else {
             return;
         };
-        if self.output.seq() == 0 {
-            return;
-        }
+        let view = match &self.whole_output {
+            Some(v) => v.as_str(),
+            None if self.output.seq() > 0 => self.output.last(),
+            None => return,
+        };
         let mut olds: Vec<&str> = args
             .get("oldText")
             .and_then(Value::as_str)
@@ -31,7 +33,6 @@ impl Session {
         {
             olds.extend(e.get("oldText").and_then(Value::as_str));
         }
-        let view = self.output.last();
         // Working from memory (still)? An edit of a file with copies that
         // quotes text shown outside them did not need them: no new copy is
         // made; the one shown stays while the file is worked on.

@@ -85,6 +85,15 @@ pub(super) fn args_display(tool: &str, args: &Value, context_tool: bool) -> Stri
     one_line(&shown, ARGS_DISPLAY_CHARS)
 }
 
+/// Who keeps a call's output for the next call's edit check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Whole {
+    /// The output is handed over whole: keep a copy.
+    Keep,
+    /// The delta tracker keeps it.
+    Tracker,
+}
+
 impl Session {
     /// Ingests the harness transcript, assembles the context the model sees
     /// and queues the writes. `transform_context` = this + [`Session::flush`].
@@ -99,14 +108,15 @@ impl Session {
     /// string: the cheap form (every part is cached pre-serialised; this is
     /// mostly copying), and what a binding should hand to JavaScript.
     pub fn ingest_and_assemble_json(&mut self, messages: &[Value]) -> Result<String> {
+        self.assemble_json(messages, Whole::Keep)
+    }
+
+    /// [`Session::ingest_and_assemble_json`]; `whole` says who keeps the
+    /// output for the next call's edit check (working copies).
+    pub(super) fn assemble_json(&mut self, messages: &[Value], whole: Whole) -> Result<String> {
         self.ensure_open()?;
         let sel = self.cursor.select(messages);
-        let json = self.assemble_selection(sel, messages, 0)?;
-        if self.options.layout == crate::context::assembly::Layout::Cache {
-            // What the model saw, for the next call's edits (working copies).
-            self.output.remember(&json);
-        }
-        Ok(json)
+        self.assemble_selection(sel, messages, 0, whole)
     }
 
     /// One model call from a selection (`window` = the array from index
@@ -116,11 +126,18 @@ impl Session {
         sel: Selection,
         window: &[Value],
         offset: usize,
+        whole: Whole,
     ) -> Result<String> {
         self.drain_watch();
         self.ingest_selection(sel, window, offset)?;
         let out = self.assemble_now();
         self.record_call();
+        // What the model saw, for the next call's edit check: the delta
+        // tracker keeps it on the binding's path; a whole hand-over keeps a
+        // copy (cache layout only).
+        self.whole_output = (whole == Whole::Keep
+            && self.options.layout == crate::context::assembly::Layout::Cache)
+            .then(|| out.clone());
         Ok(out)
     }
 
@@ -152,11 +169,21 @@ impl Session {
         offset: usize,
         tail: &[Value],
     ) -> Result<Option<String>> {
+        self.assemble_tail_json(total, offset, tail, Whole::Keep)
+    }
+
+    pub(super) fn assemble_tail_json(
+        &mut self,
+        total: usize,
+        offset: usize,
+        tail: &[Value],
+        whole: Whole,
+    ) -> Result<Option<String>> {
         self.ensure_open()?;
         let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
             return Ok(None);
         };
-        self.assemble_selection(sel, tail, offset).map(Some)
+        self.assemble_selection(sel, tail, offset, whole).map(Some)
     }
 
     /// [`Session::ingest_and_assemble_json`] for an array in which messages
@@ -165,6 +192,14 @@ impl Session {
     pub fn ingest_and_assemble_with_stand_ins_json(
         &mut self,
         messages: &[Value],
+    ) -> Result<Option<String>> {
+        self.assemble_with_stand_ins_json(messages, Whole::Keep)
+    }
+
+    pub(super) fn assemble_with_stand_ins_json(
+        &mut self,
+        messages: &[Value],
+        whole: Whole,
     ) -> Result<Option<String>> {
         self.ensure_open()?;
         let sel = self.cursor.select(messages);
@@ -175,7 +210,7 @@ impl Session {
         if stand_in_new {
             return Ok(None);
         }
-        self.assemble_selection(sel, messages, 0).map(Some)
+        self.assemble_selection(sel, messages, 0, whole).map(Some)
     }
 
     /// Ingests the harness transcript without assembling a context or

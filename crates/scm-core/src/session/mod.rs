@@ -462,6 +462,10 @@ pub struct Session {
     write_error: Option<Error>,
     /// The last output handed over as a delta (see [`output`]).
     output: crate::context::output::OutputTracker,
+    /// The last context handed over whole (not as a delta), for the next
+    /// call's edit check (working copies); None when the delta tracker
+    /// holds it.
+    whole_output: Option<String>,
     /// What the last ingest consumed (see `take_last_consumed`).
     last_consumed: Vec<(usize, String)>,
     /// The active set's pool positions (each model call records them), with
@@ -523,6 +527,7 @@ impl Session {
             cache: Default::default(),
             write_error: None,
             output: Default::default(),
+            whole_output: None,
             file_lines: Vec::new(),
             seen: Default::default(),
             active_positions: ((0, 0), Vec::new()),

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::ingest::Whole;
 use super::Session;
 use crate::context::output::OutputDelta;
 use crate::error::Result;
@@ -15,7 +16,7 @@ impl Session {
         messages: &[Value],
         have: Option<u32>,
     ) -> Result<OutputDelta> {
-        let json = self.ingest_and_assemble_json(messages)?;
+        let json = self.assemble_json(messages, Whole::Tracker)?;
         Ok(self.output.next(json, have))
     }
 
@@ -29,7 +30,7 @@ impl Session {
         messages: &[Value],
         have: Option<u32>,
     ) -> Result<Option<OutputDelta>> {
-        let Some(json) = self.ingest_and_assemble_with_stand_ins_json(messages)? else {
+        let Some(json) = self.assemble_with_stand_ins_json(messages, Whole::Tracker)? else {
             return Ok(None);
         };
         Ok(Some(self.output.next(json, have)))
@@ -44,7 +45,7 @@ impl Session {
         tail: &[Value],
         have: Option<u32>,
     ) -> Result<Option<OutputDelta>> {
-        let Some(json) = self.ingest_and_assemble_tail_json(total, offset, tail)? else {
+        let Some(json) = self.assemble_tail_json(total, offset, tail, Whole::Tracker)? else {
             return Ok(None);
         };
         Ok(Some(self.output.next(json, have)))
