@@ -19,17 +19,19 @@
 //! (the median read before an edit is 1.3k chars, the file several times
 //! that), and nothing is shown twice.
 //!
-//! **Working copies.** A file the agent is *editing* (an edit or write in
-//! the newest `working_edited_calls`) whose view cannot be kept — too big
-//! for the budget (a plan document written once and edited for hundreds of
-//! calls: its write plus every edit body is twice the file), or partly
-//! collapsed — is shown once as its *current version* after the epoch's
-//! delta, while the copies fit in [`CachePolicy::working_copy_units`]. From
-//! then on its view is the copy plus the file's calls after it; the copy
-//! stays where it is (cached) until the view can no longer be kept, when a
-//! new copy replaces it and the old one collapses to `[f3 · 620 lines]`.
-//! Measured with the edit-anchor instrument in docs/benchmarks.md
-//! ("Context sufficiency").
+//! **Working copies.** A file the agent edits *from memory* — one of its
+//! edits quoted text the model could not see, or failed, or the agent
+//! wrote it and it is larger than the views' budget (`CacheState::recall`,
+//! kept by `session/copies.rs`) — whose view cannot be kept (too big: a plan
+//! document written once and ticked off for hundreds of calls, whose write
+//! plus every edit body is twice the file; or partly collapsed) is shown
+//! once as its *current version*, while the copies fit in
+//! [`CachePolicy::working_copy_units`]. From then on its view is the copy
+//! plus the file's calls after it; the copy stays where it is (cached) until
+//! the view can no longer be kept, when a new copy replaces it and the old
+//! one collapses to `[f3 · 620 lines]`. Where copies go, and what a fold
+//! does with them, is `cache_layout/copies.rs`. Measured with the
+//! edit-anchor instrument in docs/benchmarks.md ("Context sufficiency").
 
 use std::collections::HashMap;
 
