@@ -810,7 +810,14 @@ impl CacheLayout {
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
             collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
             dedupes: calls.iter().filter(|c| c.dedupe_of.is_some()).count(),
-            copies: self.state.epochs.iter().map(|e| e.copies.len()).sum(),
+            // Distinct copies made: a fold carries some over unchanged.
+            copies: {
+                let chat = self.state.epochs.iter().flat_map(|e| &e.copies);
+                let area = self.state.folds.iter().flat_map(|f| &f.copies);
+                let made: BTreeSet<(u32, u32)> =
+                    chat.chain(area).map(|c| (c.file, c.after)).collect();
+                made.len()
+            },
             live_units: self.live_units(p, pinned),
             items: self.items.len(),
         }
