@@ -365,6 +365,9 @@ pub fn plan(
     out
 }
 
+/// Most lines of one edit [`quoted_in_view`] looks for.
+const MAX_CHECKED_LINES: usize = 64;
+
 /// Whether an edit quoted text the model had in view: at least 90% of the
 /// lines of its old texts (trimmed, 8+ chars) occur in `view_json`, the
 /// context it was given, as JSON (lines are searched JSON-escaped). The
@@ -382,8 +385,17 @@ pub fn quoted_in_view(old_texts: &[&str], view_json: &str, except: &[String]) ->
     if lines.is_empty() {
         return true;
     }
-    // Stops as soon as the answer is known: one scan of the view per line,
-    // and an edit's call is on the model call's path.
+    // An edit of thousands of lines is judged on a sample spread over it:
+    // one scan of the view per line checked, on the model call's path.
+    let lines: Vec<&str> = if lines.len() > MAX_CHECKED_LINES {
+        let step = lines.len() as f64 / MAX_CHECKED_LINES as f64;
+        (0..MAX_CHECKED_LINES)
+            .map(|i| lines[(i as f64 * step) as usize])
+            .collect()
+    } else {
+        lines
+    };
+    // Stops as soon as the answer is known.
     let need = (lines.len() * 9).div_ceil(10);
     let (mut found, mut missed) = (0, 0);
     for l in &lines {
@@ -632,5 +644,15 @@ mod tests {
             !quoted_in_view(&["another line here"], &view, &[copy]),
             "only in the copy"
         );
+    }
+
+    #[test]
+    fn a_huge_edit_is_judged_on_a_sample() {
+        let old: String = (0..10_000)
+            .map(|i| format!("line number {i:05} here\n"))
+            .collect();
+        let view = serde_json::to_string(&serde_json::json!([{"content": old}])).unwrap();
+        assert!(quoted_in_view(&[old.as_str()], &view, &[]));
+        assert!(!quoted_in_view(&[old.as_str()], "[]", &[]));
     }
 }
