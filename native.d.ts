@@ -109,7 +109,7 @@ export declare class NativeSession {
   get writeError(): JsStoreError | null
   /** Harness messages consumed so far (the cursor). */
   get consumed(): number
-  /** Cache layout counters as JSON `{epochs, folds, host_folds, collapsed_results, collapsed_args, dedupes, live_units, items}`. */
+  /** Cache layout counters as JSON `{epochs, notices, folds, host_folds, collapsed_results, collapsed_args, dedupes, copies, live_units, items}`. */
   cacheStatsJson(): string
   /** The agent reads a file: index it and make it active. */
   read(path: string): Promise<JsOpResult>
@@ -442,7 +442,7 @@ export interface NapiAsOf {
 /**
  * Thresholds of the cache layout (sizes in chars/4 units unless named
  * `…Chars`). Defaults: the measured recommendation (high 10,000, low
- * 2,000, fold 15,000, min collapse 200 chars, bash 300 chars, summary
+ * 2,000, fold 4,000, min collapse 200 chars, bash 300 chars, summary
  * 4,000 chars; rewrite call ids, drop old thinking, dedupe re-reads,
  * honour host compaction on; forced epoch when deactivations free 5,000).
  */
