@@ -177,7 +177,20 @@ impl CacheLayout {
         let mut covers: HashMap<u32, u32> = HashMap::new();
         let kept = std::mem::take(&mut self.kept_copies);
         let mut remake = Vec::new();
-        for c in self.live_copies() {
+        // Where each chat copy sits, before any record changes below (the
+        // last record's copies all move together).
+        let live: Vec<(working::LiveCopy, u32)> = self
+            .live_copies()
+            .into_iter()
+            .map(|c| {
+                let before = match c.at {
+                    working::CopyAt::Epoch(k, _) => self.state.epochs[k as usize].copies_before(),
+                    working::CopyAt::Area(..) => 0,
+                };
+                (c, before)
+            })
+            .collect();
+        for (c, before) in live {
             match c.at {
                 working::CopyAt::Area(k, j) => {
                     if !kept.contains(&c.at) {
@@ -201,7 +214,7 @@ impl CacheLayout {
                     }
                 }
                 working::CopyAt::Epoch(k, _) => {
-                    if self.state.epochs[k as usize].copies_before() >= cut {
+                    if before >= cut {
                         covers.insert(c.file, c.after);
                         continue;
                     }
