@@ -417,3 +417,86 @@ async fn copies_survive_folds_in_the_working_area() {
         s.close().await.unwrap();
     }
 }
+
+/// Two files edited from memory in one assistant message, with folds
+/// running: from the call the copies first show, both are there, once each,
+/// and every call is reconstructed exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("twocopies");
+        o.cache.fold = 150;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let (a1, b1) = (plan(60), plan(60).replace("do the thing", "make the part"));
+        ws.write("a.md", &a1);
+        ws.write("b.md", &b1);
+        s.read("a.md").await.unwrap();
+        s.read("b.md").await.unwrap();
+        t.user("follow both plans")
+            .call("ra", "read", json!({"path": "a.md"}), &a1)
+            .call("rb", "read", json!({"path": "b.md"}), &b1);
+        step(&mut s, &t, &mut outs).await;
+        for i in 0..4 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        // Both edited from memory, in one assistant message.
+        let old_a = "- [ ] step 040: do the thing number 040 carefully";
+        let old_b = "- [ ] step 041: make the part number 041 carefully";
+        let (a2, b2) = (
+            a1.replace(old_a, &old_a.replace("- [ ]", "- [x]")),
+            b1.replace(old_b, &old_b.replace("- [ ]", "- [x]")),
+        );
+        ws.write("a.md", &a2);
+        ws.write("b.md", &b2);
+        s.observe_edit("a.md").await.unwrap();
+        s.observe_edit("b.md").await.unwrap();
+        t.assistant(
+            "",
+            &[
+                ("ea", "edit", json!({"path": "a.md", "oldText": old_a, "newText": old_a.replace("- [ ]", "- [x]")})),
+                ("eb", "edit", json!({"path": "b.md", "oldText": old_b, "newText": old_b.replace("- [ ]", "- [x]")})),
+            ],
+        )
+        .result("ea", "edit", "Successfully replaced text in a.md.", false)
+        .result("eb", "edit", "Successfully replaced text in b.md.", false);
+        step(&mut s, &t, &mut outs).await;
+        let mut both = false;
+        for i in 4..16 {
+            t.user(&format!("next {i}"));
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("make step{i}")}),
+                &noise(&format!("B{i}")),
+            );
+            let out = step(&mut s, &t, &mut outs).await;
+            let (ca, cb) = (copies_of(&out, "a.md"), copies_of(&out, "b.md"));
+            assert!(ca.len() <= 1 && cb.len() <= 1);
+            if !ca.is_empty() || !cb.is_empty() {
+                assert_eq!(
+                    (ca.len(), cb.len()),
+                    (1, 1),
+                    "call {}: {:#?}",
+                    outs.len() - 1,
+                    texts(&out)
+                );
+                both = true;
+            }
+        }
+        assert!(both, "copies were shown: {:?}", s.cache_stats());
+        assert!(s.cache_stats().folds >= 1, "{:?}", s.cache_stats());
+        for (k, out) in outs.iter().enumerate() {
+            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+        }
+        s.close().await.unwrap();
+    }
+}
