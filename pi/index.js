@@ -228,25 +228,39 @@ export default function selfContextManager(pi) {
 		await manager(ctx);
 	});
 
+	// Lifecycle work runs one handler at a time: pi 0.73 hands agent_end to extensions from its event
+	// queue, so a print-mode exit can start session_shutdown while agent_end's commit is in flight
+	// (the run's commit then came out as session_end, now and then).
+	let lifecycle = Promise.resolve();
+	const inOrder = (fn) => {
+		const run = lifecycle.then(fn, fn);
+		lifecycle = run.catch(() => {});
+		return run;
+	};
+
 	// The run's final answer, stored before anything can leave the branch it is on.
-	pi.on("agent_end", async (_e, ctx) => {
-		await observeBranch(ctx);
-		S.runs += 1;
-		if (cfg.checkpointEvery > 0 && S.runs % cfg.checkpointEvery === 0) await checkpoint(ctx, { trigger: "turn_boundary" });
-	});
+	pi.on("agent_end", (_e, ctx) =>
+		inOrder(async () => {
+			await observeBranch(ctx);
+			S.runs += 1;
+			if (cfg.checkpointEvery > 0 && S.runs % cfg.checkpointEvery === 0) await checkpoint(ctx, { trigger: "turn_boundary" });
+		}),
+	);
 	// Also where the branch is left or the session ends (messages added since, e.g. by a failed
 	// agent_end write or a user `!cmd`); a no-op when nothing is new.
-	for (const ev of ["session_before_tree", "session_before_fork", "session_before_switch"]) pi.on(ev, async (_e, ctx) => void (await observeBranch(ctx)));
-	pi.on("session_tree", async (_e, ctx) => void (await rewindBranch(ctx)));
+	for (const ev of ["session_before_tree", "session_before_fork", "session_before_switch"]) pi.on(ev, (_e, ctx) => inOrder(async () => void (await observeBranch(ctx))));
+	pi.on("session_tree", (_e, ctx) => inOrder(async () => void (await rewindBranch(ctx))));
 
-	pi.on("session_shutdown", async (_e, ctx) => {
-		await observeBranch(ctx);
-		if (cfg.checkpointEvery > 0) await checkpoint(ctx, { trigger: "session_end" });
-		await closeManager(ctx);
-		try {
-			ctx.ui?.setStatus?.(STATUS_KEY, undefined);
-		} catch {}
-	});
+	pi.on("session_shutdown", (_e, ctx) =>
+		inOrder(async () => {
+			await observeBranch(ctx);
+			if (cfg.checkpointEvery > 0) await checkpoint(ctx, { trigger: "session_end" });
+			await closeManager(ctx);
+			try {
+				ctx.ui?.setStatus?.(STATUS_KEY, undefined);
+			} catch {}
+		}),
+	);
 
 	// --- what the model sees ----------------------------------------------------------------------
 
