@@ -51,6 +51,29 @@ fn copies_of(out: &[Value], path: &str) -> Vec<String> {
         .collect()
 }
 
+/// One call of other work: a bash command with 30 lines of output.
+fn make(t: &mut Transcript, i: usize) {
+    t.call(
+        &format!("b{i}"),
+        "bash",
+        json!({"command": format!("make step{i}")}),
+        &noise(&format!("B{i}")),
+    );
+}
+
+/// Calls of other work (`make`), each a model call: epochs run.
+async fn other_work(
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+    calls: std::ops::Range<usize>,
+) {
+    for i in calls {
+        make(t, i);
+        step(s, t, outs).await;
+    }
+}
+
 async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
     let out = s.transform_context(&t.messages).await.unwrap();
     outs.push(out.clone());
@@ -73,15 +96,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         step(&mut s, &t, &mut outs).await;
         // Other work: the read collapses (its view is over budget, and
         // nothing says yet that the agent will quote it).
-        for i in 0..4 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 0..4).await;
         let before = outs.last().unwrap().clone();
         assert_eq!(
             occurrences(&before, "step 040: do the thing"),
@@ -103,15 +118,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         );
         step(&mut s, &t, &mut outs).await;
         // More work: the next epoch shows the plan as it is now, once.
-        for i in 4..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
         let out = outs.last().unwrap().clone();
         let copies = copies_of(&out, "plan.md");
         assert_eq!(copies.len(), 1, "{:#?}", texts(&out));
@@ -178,12 +185,7 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
         );
         s.transform_context(&t.messages).await.unwrap();
         for i in 0..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
+            make(&mut t, i);
             let out = s.transform_context(&t.messages).await.unwrap();
             assert!(copies_of(&out, "src.ts").is_empty());
         }
@@ -208,15 +210,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         t.user("follow the plan")
             .call("r0", "read", json!({"path": "plan.md"}), &v1);
         step(&mut s, &t, &mut outs).await;
-        for i in 0..4 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 0..4).await;
         let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
         ws.write("plan.md", &v2);
         s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
@@ -228,15 +222,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
             "Successfully replaced text in plan.md.",
         );
         step(&mut s, &t, &mut outs).await;
-        for i in 4..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
         assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
 
         // A ranged read, and an edit quoting it (the copy shows it too).
@@ -260,19 +246,10 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         );
         step(&mut s, &t, &mut outs).await;
         // The next epochs keep the copy (the file is still being edited) ...
-        t.call("b8", "bash", json!({"command": "make step8"}), &noise("B8"));
-        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 8..9).await;
         assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
         // ... until the agent has moved on.
-        for i in 9..32 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 9..32).await;
         let out = outs.last().unwrap();
         assert!(copies_of(out, "plan.md").is_empty(), "{:#?}", texts(out));
         assert!(
@@ -307,15 +284,7 @@ async fn a_large_file_the_agent_wrote_stays_in_view() {
             "Successfully wrote plan.md",
         );
         step(&mut s, &t, &mut outs).await;
-        for i in 0..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 0..8).await;
         let out = outs.last().unwrap();
         assert!(s.cache_stats().epochs >= 2, "{:?}", s.cache_stats());
         assert_eq!(
@@ -362,12 +331,7 @@ async fn copies_survive_folds_in_the_working_area() {
         let mut copied_at = None;
         for i in 0..24 {
             t.user(&format!("go on with part {i}"));
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
+            make(&mut t, i);
             if i % 6 == 5 {
                 // Tick off a step it has not seen for a while.
                 let n = 30 + i;
@@ -439,15 +403,7 @@ async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
             .call("ra", "read", json!({"path": "a.md"}), &a1)
             .call("rb", "read", json!({"path": "b.md"}), &b1);
         step(&mut s, &t, &mut outs).await;
-        for i in 0..4 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
-            step(&mut s, &t, &mut outs).await;
-        }
+        other_work(&mut s, &mut t, &mut outs, 0..4).await;
         // Both edited from memory, in one assistant message.
         let old_a = "- [ ] step 040: do the thing number 040 carefully";
         let old_b = "- [ ] step 041: make the part number 041 carefully";
@@ -472,12 +428,7 @@ async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
         let mut both = false;
         for i in 4..16 {
             t.user(&format!("next {i}"));
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("make step{i}")}),
-                &noise(&format!("B{i}")),
-            );
+            make(&mut t, i);
             let out = step(&mut s, &t, &mut outs).await;
             let (ca, cb) = (copies_of(&out, "a.md"), copies_of(&out, "b.md"));
             assert!(ca.len() <= 1 && cb.len() <= 1);

@@ -37,7 +37,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::epochs::{units, CachePolicy, CallState};
+use super::epochs::{edit_bodies, units, CachePolicy, CallState};
 
 /// Per file (alias index): the calls that touched it, ascending.
 #[derive(Debug, Clone, Default)]
@@ -454,26 +454,13 @@ pub fn text_from_calls(
             continue;
         }
         let (args, _) = args_of(k)?;
-        let mut pairs = Vec::new();
-        if let (Some(o), Some(n)) = (args.get("oldText"), args.get("newText")) {
-            pairs.push((o.as_str()?.to_string(), n.as_str()?.to_string()));
-        }
-        for e in args
-            .get("edits")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            pairs.push((
-                e.get("oldText")?.as_str()?.to_string(),
-                e.get("newText")?.as_str()?.to_string(),
-            ));
-        }
-        for (old, new) in pairs {
-            if old.is_empty() || text.matches(old.as_str()).count() != 1 {
+        for e in edit_bodies(&args) {
+            let old = e.get("oldText")?.as_str()?;
+            let new = e.get("newText")?.as_str()?;
+            if old.is_empty() || text.matches(old).count() != 1 {
                 return None;
             }
-            text = text.replacen(old.as_str(), &new, 1);
+            text = text.replacen(old, new, 1);
         }
     }
     Some(text)

@@ -20,19 +20,9 @@ impl Session {
             None if self.output.seq() > 0 => self.output.last(),
             None => return,
         };
-        let mut olds: Vec<&str> = args
-            .get("oldText")
-            .and_then(Value::as_str)
-            .into_iter()
+        let olds: Vec<&str> = crate::context::epochs::edit_bodies(args)
+            .filter_map(|e| e.get("oldText").and_then(Value::as_str))
             .collect();
-        for e in args
-            .get("edits")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            olds.extend(e.get("oldText").and_then(Value::as_str));
-        }
         // Working from memory (still)? An edit of a file with copies that
         // quotes text shown outside them did not need them: no new copy is
         // made; the one shown stays while the file is worked on.

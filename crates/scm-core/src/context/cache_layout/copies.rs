@@ -247,22 +247,22 @@ impl CacheLayout {
                 *parts.entry(f).or_default() += working::view_units(c, p);
             }
         }
+        // Made again after the ones the fold cut away, each text read once.
+        let mut again: Vec<(u32, Option<String>)> = remake.iter().map(|&f| (f, None)).collect();
         let mut bigger: Vec<(u32, u64)> = parts.into_iter().collect();
         bigger.sort_unstable();
         for (f, units) in bigger {
-            if self
-                .current_text(f, doc)
-                .is_some_and(|t| epochs::units(utf16_len(&t)) < units)
-            {
-                remake.push(f);
+            match self.current_text(f, doc) {
+                Some(t) if epochs::units(utf16_len(&t)) < units => again.push((f, Some(t))),
+                _ => {}
             }
         }
         let now = self.state.calls.len() as u32;
-        for f in remake {
+        for (f, text) in again {
             if covers.contains_key(&f) {
                 continue;
             }
-            if let Some(t) = self.current_text(f, doc) {
+            if let Some(t) = text.or_else(|| self.current_text(f, doc)) {
                 area.push(self.working_copy(f, &t));
                 covers.insert(f, now);
             }

@@ -12,7 +12,7 @@ use super::records::{CacheState, FoldRecord};
 use crate::context::aliases::{call_alias, Aliases};
 use crate::context::assembly::active_body;
 use crate::context::chat::{MessageEntry, Turn};
-use crate::context::epochs::{utf16_len, CachePolicy, Shown};
+use crate::context::epochs::{edit_bodies, utf16_len, CachePolicy, Shown};
 use crate::model::FilesystemSource;
 use crate::store::Document;
 
@@ -38,18 +38,9 @@ pub fn line_count(s: &str) -> usize {
 pub fn arg_chars(tool: &str, args: &Value) -> u64 {
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map_or(0, utf16_len);
     match tool {
-        "edit" => {
-            let mut n = s(args, "oldText") + s(args, "newText");
-            for e in args
-                .get("edits")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                n += s(e, "oldText") + s(e, "newText");
-            }
-            n
-        }
+        "edit" => edit_bodies(args)
+            .map(|e| s(e, "oldText") + s(e, "newText"))
+            .sum(),
         "write" => s(args, "content"),
         "bash" => s(args, "command"),
         _ => 0,
