@@ -36,17 +36,18 @@ export type JsResolver = NativeResolver
 export declare class NativeSession {
   get sessionId(): string
   /**
-   * `session:<id>`
-   * true unless opened with `durableTransform`: transformContext returns
-   * before its store write (which follows behind the write gate).
+   * Whether `transformContextTailNow` may be called now: the write goes
+   * behind and no write error is outstanding (otherwise the async form
+   * awaits the write, so `writeError` is current when it returns).
    */
-  get writesBehind(): boolean
+  get canTransformNow(): boolean
   /**
    * true: the tail calls take lifted strings (`texts`). A facade newer than
    * its addon would otherwise pass them to an addon that ignores the extra
    * argument, and the strings would arrive empty.
    */
   get takesLiftedStrings(): boolean
+  /** `session:<id>` */
   get sessionObjectId(): string
   /** `chat:<id>` */
   get chatObjectId(): string
@@ -82,13 +83,10 @@ export declare class NativeSession {
    */
   transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): Promise<JsContextDelta | null>
   /**
-   * `transformContextTail` on the calling thread, for write-behind sessions
-   * with no write error outstanding (the facade checks; otherwise it uses
-   * the async form, which awaits the write). Why: the call is ~0.1 ms of
-   * CPU at 500 turns / 2,000 objects, while the async form's two thread
-   * hops (JS → tokio worker → JS) cost more than that at the tail on a
-   * busy machine (docs/benchmarks.md §3). The session lock is only ever
-   * held for synchronous core calls, so this never waits on I/O.
+   * `transformContextTail` on the calling thread, when `canTransformNow`
+   * (the core's `SessionHandle::transform_now`: the async form's two
+   * thread hops cost more than the call at the tail). The session lock is
+   * only ever held for synchronous core calls, so this never waits on I/O.
    */
   transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): JsContextDelta | null
   /**
@@ -525,6 +523,7 @@ export interface NapiResolverOptions {
   defaultIsLocal?: boolean
 }
 
+/** Unset fields keep the core's defaults (`HandleOptions::new`). */
 export interface NapiSessionOptions {
   sessionId: string
   /** Relative agent paths resolve against this (the facade defaults it to `process.cwd()`). */
@@ -535,12 +534,12 @@ export interface NapiSessionOptions {
   defaultIsLocal?: boolean
   policy?: NapiCollapsePolicy
   /**
-   * `"spec"` (default here; METADATA_POOL, toolcall_refs, ACTIVE_CONTENT)
-   * or `"cache"` (content inline, collapsed in epochs).
+   * `"cache"` (default: content inline, collapsed in epochs) or `"spec"`
+   * (METADATA_POOL, toolcall_refs, ACTIVE_CONTENT).
    */
   layout?: string
   cachePolicy?: NapiCachePolicy
-  /** Track indexed files with a watcher. */
+  /** Track indexed files with a watcher (default false). */
   watch?: boolean
   /** Put the system prompt in the output as a `system` message (default true). */
   emitSystemMessage?: boolean
@@ -570,8 +569,8 @@ export interface NapiSessionOptions {
    */
   fromCommit?: string
   /**
-   * transformContext resolves after its write landed (default true here;
-   * false: the write goes behind, see `flush`).
+   * transformContext resolves after its write landed (default false:
+   * the write goes behind, see `flush`).
    */
   durableTransform?: boolean
   /**

@@ -58,9 +58,10 @@ function sessionOptions(options) {
     throw codedError('INVALID_ARGUMENT', 'ContextManager.open: sessionId must be a non-blank string');
   }
   const root = path.resolve(workspaceRoot ?? process.cwd());
-  const layout = options.layout ?? 'cache';
-  if (layout !== 'cache' && layout !== 'spec') {
-    throw codedError('INVALID_ARGUMENT', `ContextManager.open: layout must be 'cache' or 'spec', got ${typeof layout === 'string' ? JSON.stringify(layout) : typeof layout}`);
+  // Which values are allowed, and the defaults of every unset option, are the core's (HandleOptions::new).
+  const layout = options.layout ?? undefined;
+  if (layout !== undefined && typeof layout !== 'string') {
+    throw codedError('INVALID_ARGUMENT', `ContextManager.open: layout must be 'cache' or 'spec', got ${typeof layout}`);
   }
   return {
     root,
@@ -76,7 +77,7 @@ function sessionOptions(options) {
       policy: policy ?? undefined,
       layout,
       cachePolicy: options.cachePolicy ?? undefined,
-      watch: watch ?? false,
+      watch: watch ?? undefined,
       emitSystemMessage: options.emitSystemMessage ?? undefined,
       maxContentBytes: options.maxContentBytes ?? undefined,
       secretPatterns: options.secretPatterns ?? undefined,
@@ -86,9 +87,9 @@ function sessionOptions(options) {
       noteFolders: noteFolders(options.noteFolders),
       forkOf: forkOf(options.forkOf),
       fromCommit: options.fromCommit ?? undefined,
-      // false: transformContext returns once the context is assembled; its store write follows behind the
+      // Unset (false): transformContext returns once the context is assembled; its store write follows behind the
       // session's write gate (flush/close/reads of the store wait for it).
-      durableTransform: options.durableTransform ?? false,
+      durableTransform: options.durableTransform ?? undefined,
       readOnly: options.readOnly ?? undefined,
     },
   };
@@ -235,10 +236,10 @@ class ContextManager {
     const native = this[NATIVE];
     let d = null;
     if (w) {
-      // Write-behind with no write error outstanding: assemble on this thread (≈ 0.1 ms; the async form's thread
-      // hops cost more at the tail) and let the write follow. Otherwise await the write, so lastError is current.
-      d =
-        native.writesBehind && !native.writeError
+      // The core's rule (write-behind, no write error outstanding): assemble on this thread (≈ 0.1 ms; the async
+      // form's thread hops cost more at the tail) and let the write follow. Otherwise await the write, so lastError
+      // is current.
+      d = native.canTransformNow
           ? wrap(() => native.transformContextTailNow(messages.length, w.offset, w.json, have, w.texts))
           : await wrapAsync(() => native.transformContextTail(messages.length, w.offset, w.json, have, w.texts));
     }

@@ -1,19 +1,9 @@
-//! `NativeSession`: one agent session (the core `Session`) for the JS facade.
-//!
-//! Locking: the session sits in a `std::sync::Mutex` that is only ever held
-//! for synchronous core calls, never across an await. Store I/O goes through
-//! the core's split forms (indexer → `apply_*`, `take_pending` → submit →
-//! `apply_receipt`, `reconstruct_plan` → `run`). A `tokio::sync::Mutex<()>`
-//! (the write gate) serialises flushes, so session documents land in the
-//! order they were taken and a flush that returns has written everything
-//! queued before it.
-//!
-//! Write-behind (`durableTransform: false`): `transformContext` returns once
-//! the context is assembled and flushes in a background task behind the same
-//! gate; `behind` counts those tasks so reads of the store can wait for them.
+//! `NativeSession`: one agent session for the JS facade — the core's
+//! `SessionHandle` (locking, write gate, write-behind, file operations),
+//! with JS conversions only.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
@@ -21,16 +11,14 @@ use napi_derive::napi;
 use scm_core::fs::indexer::{Indexer, IndexerOptions};
 use scm_core::fs::resolver::{MountMapping, Resolver};
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
-use scm_core::session::paged;
+use scm_core::session::handle::{HandleOptions, OpenFrom, SessionHandle};
 use scm_core::session::{
-    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, OutputDelta, RenderOptions, Session,
-    SessionOptions,
+    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, OutputDelta, Session,
 };
 use scm_core::store::Store;
-use scm_core::Error;
 use serde_json::Value;
 
-use crate::errors::{invalid_arg, parse_json, parse_messages, to_js, to_json, IntoJsResult};
+use crate::errors::{invalid_arg, parse_json, parse_messages, to_json, IntoJsResult};
 use crate::resolver::{JsResolvedPath, NapiMountMapping};
 use crate::store::{JsStore, JsTxReceipt};
 
@@ -110,6 +98,7 @@ impl From<NapiCachePolicy> for CachePolicy {
     }
 }
 
+/// Unset fields keep the core's defaults (`HandleOptions::new`).
 #[napi(object)]
 pub struct NapiSessionOptions {
     pub session_id: String,
@@ -120,11 +109,11 @@ pub struct NapiSessionOptions {
     pub default_filesystem_id: Option<String>,
     pub default_is_local: Option<bool>,
     pub policy: Option<NapiCollapsePolicy>,
-    /// `"spec"` (default here; METADATA_POOL, toolcall_refs, ACTIVE_CONTENT)
-    /// or `"cache"` (content inline, collapsed in epochs).
+    /// `"cache"` (default: content inline, collapsed in epochs) or `"spec"`
+    /// (METADATA_POOL, toolcall_refs, ACTIVE_CONTENT).
     pub layout: Option<String>,
     pub cache_policy: Option<NapiCachePolicy>,
-    /// Track indexed files with a watcher.
+    /// Track indexed files with a watcher (default false).
     pub watch: Option<bool>,
     /// Put the system prompt in the output as a `system` message (default true).
     pub emit_system_message: Option<bool>,
@@ -147,8 +136,8 @@ pub struct NapiSessionOptions {
     /// Open from a context commit (`ctx-…`): a new session branches from
     /// it, an existing one whose chain runs through it resumes.
     pub from_commit: Option<String>,
-    /// transformContext resolves after its write landed (default true here;
-    /// false: the write goes behind, see `flush`).
+    /// transformContext resolves after its write landed (default false:
+    /// the write goes behind, see `flush`).
     pub durable_transform: Option<bool>,
     /// Open an existing session for reading only (the command-line tool):
     /// no reconciliation, no watcher, no write; the layout is the stored one.
@@ -161,41 +150,6 @@ pub struct NapiForkOf {
     pub session_id: String,
     /// JSON array: the child's messages, a prefix of the parent's transcript.
     pub messages_json: String,
-}
-
-/// `Session::open`, or `Session::open_fork` for a fork.
-async fn open(
-    store: Arc<dyn Store>,
-    indexer: Arc<Indexer>,
-    opts: SessionOptions,
-    fork: Option<(String, Vec<Value>)>,
-    from_commit: Option<String>,
-    read_only: bool,
-) -> scm_core::Result<Session> {
-    if read_only {
-        return Session::open_read_only(store, indexer, opts).await;
-    }
-    match (fork, from_commit) {
-        (Some(_), Some(_)) => Err(Error::InvalidArgument(
-            "open: pass forkOf or fromCommit, not both".into(),
-        )),
-        (Some((parent, messages)), None) => {
-            Session::open_fork(store, indexer, opts, &parent, &messages).await
-        }
-        (None, from) => Session::open_from_commit(store, indexer, opts, from.as_deref()).await,
-    }
-}
-
-fn take_fork(o: &mut NapiSessionOptions) -> napi::Result<Option<(String, Vec<Value>)>> {
-    o.fork_of
-        .take()
-        .map(|f| {
-            Ok((
-                f.session_id,
-                parse_json(&f.messages_json, "forkOf messages")?,
-            ))
-        })
-        .transpose()
 }
 
 /// `{ ok, message, text, id?, code?, outcome? }`: failures the agent can act
@@ -280,186 +234,51 @@ pub struct JsSessionStats {
     pub has_pending: bool,
 }
 
-pub(crate) struct Shared {
-    /// None once closed.
-    session: Mutex<Option<Session>>,
-    pub(crate) store: Arc<dyn Store>,
-    gate: tokio::sync::Mutex<()>,
-    /// transformContext awaits its flush (see the module comment).
-    durable: bool,
-    /// Background flushes not yet finished.
-    behind: tokio::sync::watch::Sender<usize>,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Option<Session>> {
-        // A panic while locked poisons the mutex; the state is still the
-        // last consistent one (core methods mutate before they can fail).
-        self.session.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Session) -> scm_core::Result<T>,
-    ) -> scm_core::Result<T> {
-        match self.lock().as_mut() {
-            Some(s) => f(s),
-            None => Err(Error::SessionClosed),
-        }
-    }
-
-    /// Ingest + assemble from a window of the transcript (`tailJson` =
-    /// `messages[offset..total]`); None when it does not continue what was
-    /// consumed.
-    fn assemble_tail(
-        &self,
-        total: u32,
-        offset: u32,
-        tail_json: &str,
-        texts: Option<Vec<String>>,
-        have: Option<u32>,
-    ) -> napi::Result<Option<JsContextDelta>> {
-        let tail = parse_messages(tail_json, texts, "transformContext messages")?;
-        self.with(|s| {
-            let d =
-                s.ingest_and_assemble_tail_delta(total as usize, offset as usize, &tail, have)?;
-            Ok(d.map(|d| JsContextDelta::of(d, s)))
-        })
-        .js()
-    }
-
-    /// Submit everything queued, one transaction, in order.
-    async fn flush(&self) -> scm_core::Result<Option<scm_core::store::TxReceipt>> {
-        let _gate = self.gate.lock().await;
-        let Some(mut pending) = self.with(|s| Ok(s.take_pending()))? else {
-            return Ok(None);
-        };
-        match pending.submit(&*self.store).await {
-            Ok(receipt) => {
-                if let Some(s) = self.lock().as_mut() {
-                    s.apply_receipt(&pending, &receipt);
-                }
-                Ok(Some(receipt))
-            }
-            Err(e) => {
-                if let Some(s) = self.lock().as_mut() {
-                    s.restore_failed_write(pending, &e);
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// `flush`, except that a transient store error leaves the write queued
-    /// (retried by the next flush) and is only reported by `writeError`.
-    pub(crate) async fn flush_tolerant(&self) -> scm_core::Result<()> {
-        match self.flush().await {
-            Err(e) if !e.is_transient() => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// After transformContext: flush now (durable, or while a write error is
-    /// outstanding, so `writeError` is current when it returns), else in the
-    /// background behind the gate.
-    async fn after_transform(self: &Arc<Self>) -> scm_core::Result<()> {
-        let failing = self
-            .lock()
-            .as_ref()
-            .is_some_and(|s| s.write_error().is_some());
-        if self.durable || failing {
-            return self.flush_tolerant().await;
-        }
-        self.write_behind();
-        Ok(())
-    }
-
-    /// Starts the flush in a background task behind the gate.
-    fn write_behind(self: &Arc<Self>) {
-        self.behind.send_modify(|n| *n += 1);
-        let shared = Arc::clone(self);
-        napi::bindgen_prelude::spawn(async move {
-            // A failure is kept like an outage's: the write is re-queued and
-            // `writeError` set (`flush` restores it), the next flush retries.
-            let _ = shared.flush().await;
-            shared.behind.send_modify(|n| *n -= 1);
-        });
-    }
-
-    /// Wait until background flushes finished (landed or re-queued).
-    pub(crate) async fn settle(&self) {
-        let mut rx = self.behind.subscribe();
-        let _ = rx.wait_for(|n| *n == 0).await;
-    }
-
-    pub(crate) async fn file_op(&self, op: FileOp, path: String) -> scm_core::Result<OpResult> {
-        // Versions of this file queued during an outage land before the new
-        // one (see `Session::has_queued_version_at`).
-        if self.with(|s| Ok(s.has_queued_version_at(&path)))? {
-            self.flush_tolerant().await?;
-        }
-        let indexer = self.with(|s| Ok(s.indexer()))?;
-        let result = indexer.index_file(&path).await;
-        let out = self.with(|s| Ok(s.apply_file_op_or_read(op, &path, result)))?;
-        if let (true, Some(id)) = (out.ok, out.id.as_deref()) {
-            self.bring_link_targets(id).await;
-        }
-        self.flush_tolerant().await?;
-        Ok(out)
-    }
-
-    async fn discover(
-        &self,
-        plan: impl FnOnce(&Session) -> Vec<String>,
-    ) -> scm_core::Result<OpResult> {
-        let (indexer, paths) = self.with(|s| Ok((s.indexer(), plan(s))))?;
-        let result = if paths.is_empty() {
-            Ok(Vec::new())
-        } else {
-            indexer.discover_files(&paths).await
-        };
-        let out = self.with(|s| Ok(s.apply_discovery(result)))?;
-        self.flush().await?;
-        Ok(out)
-    }
-}
-
+/// The core's options from the facade's: every field left unset keeps
+/// `HandleOptions::new`'s default (the product's, in one place).
 fn build(
     store: Arc<dyn Store>,
     o: NapiSessionOptions,
-) -> napi::Result<(SessionOptions, Arc<Indexer>)> {
-    let mut opts = SessionOptions::new(o.session_id);
+) -> napi::Result<(HandleOptions, Arc<Indexer>)> {
+    let mut h = HandleOptions::new(o.session_id);
+    let opts = &mut h.session;
     opts.system_prompt = o.system_prompt;
     if let Some(p) = o.policy {
         opts.policy = p.into();
     }
-    opts.layout = match o.layout.as_deref() {
-        None | Some("spec") => Layout::Spec,
-        Some("cache") => Layout::Cache,
-        Some(other) => {
-            return Err(invalid_arg(format!(
-                "layout must be \"spec\" or \"cache\", got {other:?}"
-            )))
-        }
-    };
+    if let Some(l) = o.layout.as_deref() {
+        opts.layout = Layout::parse(l).js()?;
+    }
     if let Some(p) = o.cache_policy {
         opts.cache = p.into();
     }
-    opts.watch = o.watch.unwrap_or(false);
-    opts.render = RenderOptions {
-        emit_system_message: o.emit_system_message.unwrap_or(true),
-    };
+    if let Some(w) = o.watch {
+        opts.watch = w;
+    }
+    if let Some(e) = o.emit_system_message {
+        opts.render.emit_system_message = e;
+    }
     if let Some(b) = o.resume_upgrades_stubs {
         opts.resume_upgrades_stubs = b;
     }
     if let Some(f) = o.note_folders {
-        if let Some(bad) = f.iter().find(|p| p.trim().is_empty()) {
-            return Err(invalid_arg(format!(
-                "noteFolders: every folder must be a non-blank path, got {bad:?}"
-            )));
-        }
         opts.note_folders = f;
     }
+    if let Some(d) = o.durable_transform {
+        h.durable_transform = d;
+    }
+    h.from = match (o.fork_of, o.from_commit, o.read_only.unwrap_or(false)) {
+        (_, _, true) => OpenFrom::ReadOnly,
+        (Some(_), Some(_), _) => {
+            return Err(invalid_arg("open: pass forkOf or fromCommit, not both"))
+        }
+        (Some(f), None, _) => OpenFrom::Fork {
+            parent: f.session_id,
+            messages: parse_json(&f.messages_json, "forkOf messages")?,
+        },
+        (None, Some(c), _) => OpenFrom::Commit(c),
+        (None, None, _) => OpenFrom::Latest,
+    };
     let resolver = Resolver::new(
         o.default_filesystem_id
             .unwrap_or_else(scm_core::fs::resolver::default_filesystem_id),
@@ -486,28 +305,12 @@ fn build(
         iopts.secrets.read_outside_workspace = b;
     }
     let indexer = Arc::new(Indexer::new(store, Arc::new(resolver), iopts));
-    Ok((opts, indexer))
+    Ok((h, indexer))
 }
 
 #[napi(js_name = "NativeSession")]
 pub struct JsSession {
-    pub(crate) shared: Arc<Shared>,
-    session_id: String,
-}
-
-impl JsSession {
-    fn wrap(session: Session, store: Arc<dyn Store>, durable: bool) -> Self {
-        JsSession {
-            session_id: session.session_id().to_string(),
-            shared: Arc::new(Shared {
-                session: Mutex::new(Some(session)),
-                store,
-                gate: tokio::sync::Mutex::new(()),
-                durable,
-                behind: tokio::sync::watch::channel(0).0,
-            }),
-        }
-    }
+    pub(crate) handle: Arc<SessionHandle>,
 }
 
 /// Open (create or resume) a session on `store`.
@@ -515,60 +318,39 @@ impl JsSession {
 pub fn open_session<'env>(
     env: &'env Env,
     store: &JsStore,
-    mut options: NapiSessionOptions,
+    options: NapiSessionOptions,
 ) -> napi::Result<PromiseRaw<'env, JsSession>> {
     let store = store.inner.clone();
-    let fork = take_fork(&mut options)?;
-    let from_commit = options.from_commit.take();
-    let durable = options.durable_transform.unwrap_or(true);
-    let read_only = options.read_only.unwrap_or(false);
     let (opts, indexer) = build(store.clone(), options)?;
     env.spawn_future(async move {
-        let session = open(store.clone(), indexer, opts, fork, from_commit, read_only)
-            .await
-            .js()?;
-        Ok(JsSession::wrap(session, store, durable))
+        let handle = SessionHandle::open(store, indexer, opts).await.js()?;
+        Ok(JsSession { handle })
     })
 }
 
 /// The same, blocking the calling thread: only for the drop-in class's
 /// synchronous methods called before anything opened the session.
 #[napi(catch_unwind)]
-pub fn open_session_sync(
-    store: &JsStore,
-    mut options: NapiSessionOptions,
-) -> napi::Result<JsSession> {
+pub fn open_session_sync(store: &JsStore, options: NapiSessionOptions) -> napi::Result<JsSession> {
     let store = store.inner.clone();
-    let fork = take_fork(&mut options)?;
-    let from_commit = options.from_commit.take();
-    let durable = options.durable_transform.unwrap_or(true);
-    let read_only = options.read_only.unwrap_or(false);
     let (opts, indexer) = build(store.clone(), options)?;
-    let session = napi::bindgen_prelude::block_on(open(
-        store.clone(),
-        indexer,
-        opts,
-        fork,
-        from_commit,
-        read_only,
-    ))
-    .js()?;
-    Ok(JsSession::wrap(session, store, durable))
+    let handle = napi::bindgen_prelude::block_on(SessionHandle::open(store, indexer, opts)).js()?;
+    Ok(JsSession { handle })
 }
 
 #[napi]
 impl JsSession {
     #[napi(getter)]
     pub fn session_id(&self) -> String {
-        self.session_id.clone()
+        self.handle.session_id().to_string()
     }
 
-    /// `session:<id>`
-    /// true unless opened with `durableTransform`: transformContext returns
-    /// before its store write (which follows behind the write gate).
+    /// Whether `transformContextTailNow` may be called now: the write goes
+    /// behind and no write error is outstanding (otherwise the async form
+    /// awaits the write, so `writeError` is current when it returns).
     #[napi(getter)]
-    pub fn writes_behind(&self) -> bool {
-        !self.shared.durable
+    pub fn can_transform_now(&self) -> bool {
+        self.handle.can_transform_now()
     }
 
     /// true: the tail calls take lifted strings (`texts`). A facade newer than
@@ -579,26 +361,27 @@ impl JsSession {
         true
     }
 
+    /// `session:<id>`
     #[napi(getter)]
     pub fn session_object_id(&self) -> String {
-        session_object_id(&self.session_id)
+        session_object_id(self.handle.session_id())
     }
 
     /// `chat:<id>`
     #[napi(getter)]
     pub fn chat_object_id(&self) -> String {
-        chat_object_id(&self.session_id)
+        chat_object_id(self.handle.session_id())
     }
 
     /// `system_prompt:<id>`
     #[napi(getter)]
     pub fn system_prompt_object_id(&self) -> String {
-        system_prompt_object_id(&self.session_id)
+        system_prompt_object_id(self.handle.session_id())
     }
 
     #[napi(getter)]
     pub fn closed(&self) -> bool {
-        self.shared.lock().is_none()
+        self.handle.closed()
     }
 
     /// Ingest the harness transcript (JSON array) and return the context the
@@ -614,14 +397,14 @@ impl JsSession {
     ) -> napi::Result<JsContextDelta> {
         let messages: Vec<Value> = parse_json(&messages_json, "transformContext messages")?;
         let out = self
-            .shared
-            .with(|s| {
+            .handle
+            .transform(|s| {
                 let d = s.ingest_and_assemble_delta(&messages, have)?;
-                Ok(JsContextDelta::of(d, s))
+                Ok(Some(JsContextDelta::of(d, s)))
             })
+            .await
             .js()?;
-        self.shared.after_transform().await.js()?;
-        Ok(out)
+        Ok(out.expect("a whole transcript is always assembled"))
     }
 
     /// `transformContext` for a replaced array (a compaction, a branch) in
@@ -638,17 +421,13 @@ impl JsSession {
         texts: Option<Vec<String>>,
     ) -> napi::Result<Option<JsContextDelta>> {
         let messages = parse_messages(&messages_json, texts, "transformContext messages")?;
-        let out = self
-            .shared
-            .with(|s| {
+        self.handle
+            .transform(|s| {
                 let d = s.ingest_and_assemble_with_stand_ins_delta(&messages, have)?;
                 Ok(d.map(|d| JsContextDelta::of(d, s)))
             })
-            .js()?;
-        if out.is_some() {
-            self.shared.after_transform().await.js()?;
-        }
-        Ok(out)
+            .await
+            .js()
     }
 
     /// The same from a window of the transcript: `tailJson` holds
@@ -668,22 +447,17 @@ impl JsSession {
         have: Option<u32>,
         texts: Option<Vec<String>>,
     ) -> napi::Result<Option<JsContextDelta>> {
-        let out = self
-            .shared
-            .assemble_tail(total, offset, &tail_json, texts, have)?;
-        if out.is_some() {
-            self.shared.after_transform().await.js()?;
-        }
-        Ok(out)
+        let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
+        self.handle
+            .transform(|s| assemble_tail(s, total, offset, &tail, have))
+            .await
+            .js()
     }
 
-    /// `transformContextTail` on the calling thread, for write-behind sessions
-    /// with no write error outstanding (the facade checks; otherwise it uses
-    /// the async form, which awaits the write). Why: the call is ~0.1 ms of
-    /// CPU at 500 turns / 2,000 objects, while the async form's two thread
-    /// hops (JS → tokio worker → JS) cost more than that at the tail on a
-    /// busy machine (docs/benchmarks.md §3). The session lock is only ever
-    /// held for synchronous core calls, so this never waits on I/O.
+    /// `transformContextTail` on the calling thread, when `canTransformNow`
+    /// (the core's `SessionHandle::transform_now`: the async form's two
+    /// thread hops cost more than the call at the tail). The session lock is
+    /// only ever held for synchronous core calls, so this never waits on I/O.
     #[napi(catch_unwind)]
     pub fn transform_context_tail_now(
         &self,
@@ -693,18 +467,10 @@ impl JsSession {
         have: Option<u32>,
         texts: Option<Vec<String>>,
     ) -> napi::Result<Option<JsContextDelta>> {
-        if self.shared.durable {
-            return Err(invalid_arg(
-                "transformContextTailNow: the session awaits its writes (durableTransform)",
-            ));
-        }
-        let out = self
-            .shared
-            .assemble_tail(total, offset, &tail_json, texts, have)?;
-        if out.is_some() {
-            self.shared.write_behind();
-        }
-        Ok(out)
+        let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
+        self.handle
+            .transform_now(|s| assemble_tail(s, total, offset, &tail, have))
+            .js()
     }
 
     /// Ingest harness messages (JSON array) without a model call: no context
@@ -713,9 +479,12 @@ impl JsSession {
     #[napi]
     pub async fn observe_messages(&self, messages_json: String) -> napi::Result<u32> {
         let messages: Vec<Value> = parse_json(&messages_json, "observeMessages messages")?;
-        let n = self.shared.with(|s| s.observe_messages(&messages)).js()?;
-        self.shared.flush_tolerant().await.js()?;
-        Ok(n as u32)
+        let n = self
+            .handle
+            .observe(|s| s.observe_messages(&messages).map(Some))
+            .await
+            .js()?;
+        Ok(n.map_or(0, |n| n as u32))
     }
 
     /// The same from a window of the transcript, as `transformContextTail`:
@@ -730,12 +499,10 @@ impl JsSession {
     ) -> napi::Result<Option<u32>> {
         let tail = parse_messages(&tail_json, texts, "observeMessages messages")?;
         let out = self
-            .shared
-            .with(|s| s.observe_messages_tail(total as usize, offset as usize, &tail))
+            .handle
+            .observe(|s| s.observe_messages_tail(total as usize, offset as usize, &tail))
+            .await
             .js()?;
-        if out.is_some() {
-            self.shared.flush_tolerant().await.js()?;
-        }
         Ok(out.map(|n| n as u32))
     }
 
@@ -743,32 +510,35 @@ impl JsSession {
     /// queued for the next flush. null once a write landed.
     #[napi(getter)]
     pub fn write_error(&self) -> Option<JsStoreError> {
-        let s = self.shared.lock();
-        let e = s.as_ref()?.write_error()?;
-        Some(JsStoreError {
-            code: e.code().to_string(),
-            message: e.to_string(),
-        })
+        self.handle
+            .with(|s| {
+                Ok(s.write_error().map(|e| JsStoreError {
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                }))
+            })
+            .ok()
+            .flatten()
     }
 
     /// Harness messages consumed so far (the cursor).
     #[napi(getter)]
     pub fn consumed(&self) -> u32 {
-        self.shared.lock().as_ref().map_or(0, |s| s.cursor() as u32)
+        self.handle.with(|s| Ok(s.cursor() as u32)).unwrap_or(0)
     }
 
     /// Cache layout counters as JSON `{epochs, notices, folds, host_folds, collapsed_results, collapsed_args, dedupes, copies, live_units, items}`.
     #[napi(catch_unwind)]
     pub fn cache_stats_json(&self) -> napi::Result<String> {
-        let stats = self.shared.with(|s| Ok(s.cache_stats())).js()?;
+        let stats = self.handle.with(|s| Ok(s.cache_stats())).js()?;
         to_json(&stats)
     }
 
     /// The agent reads a file: index it and make it active.
     #[napi]
     pub async fn read(&self, path: String) -> napi::Result<JsOpResult> {
-        self.shared
-            .file_op(FileOp::Read, path)
+        self.handle
+            .file_op(FileOp::Read, &path)
             .await
             .js()
             .map(Into::into)
@@ -778,8 +548,8 @@ impl JsSession {
     /// listed, not active.
     #[napi]
     pub async fn observe_partial_read(&self, path: String) -> napi::Result<JsOpResult> {
-        self.shared
-            .file_op(FileOp::PartialRead, path)
+        self.handle
+            .file_op(FileOp::PartialRead, &path)
             .await
             .js()
             .map(Into::into)
@@ -788,8 +558,8 @@ impl JsSession {
     /// The harness wrote a file for the agent: new version, active.
     #[napi]
     pub async fn observe_write(&self, path: String) -> napi::Result<JsOpResult> {
-        self.shared
-            .file_op(FileOp::Write, path)
+        self.handle
+            .file_op(FileOp::Write, &path)
             .await
             .js()
             .map(Into::into)
@@ -798,8 +568,8 @@ impl JsSession {
     /// The harness edited a file for the agent: new version, active.
     #[napi]
     pub async fn observe_edit(&self, path: String) -> napi::Result<JsOpResult> {
-        self.shared
-            .file_op(FileOp::Edit, path)
+        self.handle
+            .file_op(FileOp::Edit, &path)
             .await
             .js()
             .map(Into::into)
@@ -815,8 +585,8 @@ impl JsSession {
         base_dir: Option<String>,
     ) -> napi::Result<JsOpResult> {
         let base = base_dir.unwrap_or_default();
-        self.shared
-            .discover(move |s| s.plan_discovery(&tool, &output, &base).paths)
+        self.handle
+            .observe_discovery(&tool, &output, &base)
             .await
             .js()
             .map(Into::into)
@@ -829,9 +599,8 @@ impl JsSession {
         command: String,
         output: Option<String>,
     ) -> napi::Result<JsOpResult> {
-        let output = output.unwrap_or_default();
-        self.shared
-            .discover(move |s| s.plan_bash(&command, &output).paths)
+        self.handle
+            .observe_bash(&command, &output.unwrap_or_default())
             .await
             .js()
             .map(Into::into)
@@ -841,7 +610,7 @@ impl JsSession {
     /// write is queued (see `flush`); a stub is read from disk now.
     #[napi(catch_unwind)]
     pub fn activate(&self, target: String) -> napi::Result<JsOpResult> {
-        self.shared
+        self.handle
             .with(|s| Ok(s.activate(&target)))
             .js()
             .map(Into::into)
@@ -849,7 +618,7 @@ impl JsSession {
 
     #[napi(catch_unwind)]
     pub fn deactivate(&self, target: String) -> napi::Result<JsOpResult> {
-        self.shared
+        self.handle
             .with(|s| Ok(s.deactivate(&target)))
             .js()
             .map(Into::into)
@@ -857,7 +626,7 @@ impl JsSession {
 
     #[napi(catch_unwind)]
     pub fn pin(&self, target: String) -> napi::Result<JsOpResult> {
-        self.shared
+        self.handle
             .with(|s| Ok(s.pin(&target)))
             .js()
             .map(Into::into)
@@ -865,7 +634,7 @@ impl JsSession {
 
     #[napi(catch_unwind)]
     pub fn unpin(&self, target: String) -> napi::Result<JsOpResult> {
-        self.shared
+        self.handle
             .with(|s| Ok(s.unpin(&target)))
             .js()
             .map(Into::into)
@@ -877,27 +646,26 @@ impl JsSession {
     /// model call. Synchronous.
     #[napi(catch_unwind)]
     pub fn set_system_prompt(&self, prompt: String) -> napi::Result<()> {
-        self.shared.with(|s| s.set_system_prompt(&prompt)).js()
+        self.handle.with(|s| s.set_system_prompt(&prompt)).js()
     }
 
     /// Write everything queued in one transaction (null: nothing was queued).
     /// Background writes of transformContext have finished when it resolves.
     #[napi]
     pub async fn flush(&self) -> napi::Result<Option<JsTxReceipt>> {
-        self.shared.settle().await;
-        Ok(self.shared.flush().await.js()?.map(Into::into))
+        Ok(self.handle.flush().await.js()?.map(Into::into))
     }
 
     /// The sets as JSON `{session_index, metadata_pool: [{id, type, path?, …}], active_set, pinned_set}`.
     #[napi(catch_unwind)]
     pub fn snapshot_json(&self) -> napi::Result<String> {
-        let snap = self.shared.with(|s| Ok(s.snapshot_now())).js()?;
+        let snap = self.handle.with(|s| Ok(s.snapshot_now())).js()?;
         to_json(&snap)
     }
 
     #[napi(catch_unwind)]
     pub fn stats(&self) -> napi::Result<JsSessionStats> {
-        self.shared
+        self.handle
             .with(|s| {
                 Ok(JsSessionStats {
                     turn_count: s.turn_count() as u32,
@@ -912,16 +680,15 @@ impl JsSession {
     /// Agent path → source, through this session's resolver.
     #[napi(catch_unwind)]
     pub fn resolve(&self, agent_path: String) -> napi::Result<JsResolvedPath> {
-        let indexer = self.shared.with(|s| Ok(s.indexer())).js()?;
+        let indexer = self.handle.with(|s| Ok(s.indexer())).js()?;
         indexer.resolver.resolve(&agent_path).js().map(Into::into)
     }
 
     /// Latest version of any object (JSON text or null).
     #[napi]
     pub async fn get_object(&self, id: String) -> napi::Result<Option<String>> {
-        self.shared.settle().await;
         // Chat and session documents are stored paged: read them whole.
-        match paged::get(&*self.shared.store, &id).await.js()? {
+        match self.handle.get_object(&id).await.js()? {
             Some(d) => to_json(&d).map(Some),
             None => Ok(None),
         }
@@ -930,8 +697,7 @@ impl JsSession {
     /// Every version of an object, oldest first (JSON `[{txId, txTime, doc}]`).
     #[napi]
     pub async fn history(&self, id: String) -> napi::Result<String> {
-        self.shared.settle().await;
-        let versions = paged::history(&*self.shared.store, &id).await.js()?;
+        let versions = self.handle.history(&id).await.js()?;
         let out: Vec<Value> = versions
             .into_iter()
             .map(|v| serde_json::json!({"txId": v.tx_id, "txTime": v.tx_time, "doc": v.doc}))
@@ -942,35 +708,21 @@ impl JsSession {
     /// The version of an object visible at transaction `txId` (JSON or null).
     #[napi]
     pub async fn get_object_as_of(&self, id: String, tx_id: i64) -> napi::Result<Option<String>> {
-        self.shared.settle().await;
-        let doc = paged::get_as_of(&*self.shared.store, &id, scm_core::store::AsOf::TxId(tx_id))
-            .await
-            .js()?;
+        let doc = self.handle.get_object_as_of(&id, tx_id).await.js()?;
         doc.as_ref().map(to_json).transpose()
     }
 
     /// Rebuild exactly what model call `n` (0-based) was shown, from the store.
     #[napi]
     pub async fn reconstruct_call(&self, n: u32) -> napi::Result<String> {
-        // Writes queued by that call must be in the store first.
-        self.shared.settle().await;
-        self.shared.flush().await.js()?;
-        let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
-        let out = plan.run(&*self.shared.store).await.js()?;
-        to_json(&out)
+        to_json(&self.handle.reconstruct_call(n as usize).await.js()?)
     }
 
     /// "spec" or "cache" (a read-only session: the layout it was recorded with).
     #[napi(getter, catch_unwind)]
     pub fn layout(&self) -> napi::Result<String> {
-        self.shared
-            .with(|s| {
-                Ok(match s.layout() {
-                    Layout::Spec => "spec",
-                    Layout::Cache => "cache",
-                }
-                .to_string())
-            })
+        self.handle
+            .with(|s| Ok(s.layout().as_str().to_string()))
             .js()
     }
 
@@ -978,57 +730,54 @@ impl JsSession {
     /// `[{alias?, id, type, path?, char_count?, tool?, …, active, pinned}]`.
     #[napi(catch_unwind)]
     pub fn object_lines_json(&self) -> napi::Result<String> {
-        to_json(&self.shared.with(|s| Ok(s.object_lines())).js()?)
+        to_json(&self.handle.with(|s| Ok(s.object_lines())).js()?)
     }
 
     /// A full object id from an alias (`t12`, `f3`), a full id or a unique prefix.
     #[napi(catch_unwind)]
     pub fn resolve_id(&self, target: String) -> napi::Result<String> {
-        self.shared.with(|s| s.resolve_id(&target)).js()
+        self.handle.with(|s| s.resolve_id(&target)).js()
     }
 
     /// The context commit model call `n` followed (the session's tip as of
     /// the call's basis transaction), or null before the first commit.
     #[napi]
     pub async fn call_commit(&self, n: u32) -> napi::Result<Option<String>> {
-        self.shared.settle().await;
-        self.shared.flush().await.js()?;
-        let plan = self.shared.with(|s| s.reconstruct_plan(n as usize)).js()?;
-        plan.followed_commit(&*self.shared.store).await.js()
+        self.handle.call_commit(n as usize).await.js()
     }
 
     /// Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
     /// cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
     #[napi]
     pub async fn call_summaries(&self, from: u32, to: u32) -> napi::Result<String> {
-        self.shared.settle().await;
-        self.shared.flush().await.js()?;
-        let plan = self
-            .shared
-            .with(|s| s.call_summary_plan(from as usize, to as usize))
+        let summaries = self
+            .handle
+            .call_summaries(from as usize, to as usize)
+            .await
             .js()?;
-        to_json(&plan.run(&*self.shared.store).await.js()?)
+        to_json(&summaries)
     }
 
     /// Flush, stop the watcher, release the session. Idempotent; later calls
     /// fail with SESSION_CLOSED.
     #[napi]
     pub async fn close(&self) -> napi::Result<()> {
-        // Hold the gate so no flush is in flight while the session leaves.
-        self.shared.settle().await;
-        let _gate = self.shared.gate.lock().await;
-        let Some(mut session) = self.shared.lock().take() else {
-            return Ok(());
-        };
-        match session.close().await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // Keep it usable so close can be retried once the store is back.
-                *self.shared.lock() = Some(session);
-                Err(to_js(e))
-            }
-        }
+        self.handle.close().await.js()
     }
+}
+
+/// Ingest + assemble from a window of the transcript (`tail` =
+/// `messages[offset..total]`); None when it does not continue what was
+/// consumed.
+fn assemble_tail(
+    s: &mut Session,
+    total: u32,
+    offset: u32,
+    tail: &[Value],
+    have: Option<u32>,
+) -> scm_core::Result<Option<JsContextDelta>> {
+    let d = s.ingest_and_assemble_tail_delta(total as usize, offset as usize, tail, have)?;
+    Ok(d.map(|d| JsContextDelta::of(d, s)))
 }
 
 /// `cm.checkpoint(…)` as the facade sends it.
@@ -1064,97 +813,6 @@ impl CheckpointJson {
     }
 }
 
-impl Shared {
-    /// Flush, then plan and create under the write gate: no write of this
-    /// session lands between the transaction read and the plan, so the
-    /// chat as of that transaction is the chat the plan counted.
-    async fn checkpoint(
-        &self,
-        req: scm_core::session::CheckpointRequest,
-    ) -> scm_core::Result<Option<scm_core::commits::Commit>> {
-        use scm_core::commits;
-        let store = self.store.clone();
-        for _ in 0..8 {
-            self.flush().await?;
-            let _gate = self.gate.lock().await;
-            let tx = store.latest_tx_id().await?.unwrap_or(0);
-            let plans = self.with(|s| {
-                Ok(if s.chat_flushed() {
-                    Some(s.checkpoint_plan(&req, tx)?)
-                } else {
-                    None // ingested meanwhile: flush again
-                })
-            })?;
-            let Some(plans) = plans else { continue };
-            if plans.is_empty() {
-                let tip = self.with(|s| Ok(s.commit_tip().map(|(id, _)| id.to_string())))?;
-                return match tip {
-                    Some(id) => commits::show(&*store, &id).await.map(Some),
-                    None => Ok(None),
-                };
-            }
-            let mut last = None;
-            for p in plans {
-                let to = p.tip_to;
-                let c = commits::create(&*store, p).await?;
-                self.with(|s| {
-                    s.checkpoint_landed(&c, to);
-                    Ok(())
-                })?;
-                last = Some(c);
-            }
-            return Ok(last);
-        }
-        Err(Error::Internal(
-            "checkpoint: the chat kept changing while flushing".into(),
-        ))
-    }
-}
-
-impl Shared {
-    /// A host branch switch (core `Session::rewind`, split so the session is
-    /// never held across an await): commit what is new, then, under the
-    /// write gate, find the commit the branch maps to, restore it and swap in
-    /// the session opened again. The host calls it between runs (pi's
-    /// `session_tree`), so nothing else uses the session meanwhile.
-    async fn rewind(
-        &self,
-        messages: Vec<Value>,
-        req: scm_core::session::CheckpointRequest,
-    ) -> scm_core::Result<Option<Option<scm_core::commits::Commit>>> {
-        use scm_core::session::rewind;
-        self.checkpoint(req).await?;
-        self.settle().await;
-        let _gate = self.gate.lock().await;
-        let (continues, (store, indexer, options), tip, consumed, calls) = self.with(|s| {
-            Ok((
-                s.continues(&messages),
-                s.reopen_parts(),
-                s.commit_tip().map(|(id, _)| id.to_string()),
-                s.cursor(),
-                s.model_call_records(),
-            ))
-        })?;
-        if continues {
-            return Ok(None);
-        }
-        let sid = options.session_id.clone();
-        let Some(target) = rewind::branch_commit(&*store, &sid, &messages).await? else {
-            return Ok(None);
-        };
-        if target.is_current(tip.as_deref(), consumed) {
-            return Ok(None);
-        }
-        rewind::restore(&*store, &sid, &target, calls).await?;
-        let fresh = Session::open(store, indexer, options).await?;
-        let old = self.lock().replace(fresh);
-        if let Some(mut old) = old {
-            old.retire();
-        }
-        Ok(Some(target.commit))
-    }
-}
-
 #[napi]
 impl JsSession {
     /// The host moved to another branch of its session (`messagesJson`: the
@@ -1172,7 +830,7 @@ impl JsSession {
         let messages: Vec<Value> = parse_json(&messages_json, "rewind messages")?;
         let req =
             parse_json::<CheckpointJson>(&request_json, "rewind")?.into_request("turn_boundary")?;
-        let moved = self.shared.rewind(messages, req).await.js()?;
+        let moved = self.handle.rewind(&messages, &req).await.js()?;
         to_json(&serde_json::json!({
             "moved": moved.is_some(),
             "commit": moved.flatten(),
@@ -1186,16 +844,16 @@ impl JsSession {
     pub async fn checkpoint(&self, request_json: String) -> napi::Result<Option<String>> {
         let req =
             parse_json::<CheckpointJson>(&request_json, "checkpoint")?.into_request("explicit")?;
-        let c = self.shared.checkpoint(req).await.js()?;
+        let c = self.handle.checkpoint(&req).await.js()?;
         c.as_ref().map(to_json).transpose()
     }
 
     /// The tip of this session's commit chain, or null.
     #[napi(getter)]
     pub fn commit_tip(&self) -> Option<String> {
-        self.shared
-            .lock()
-            .as_ref()
-            .and_then(|s| s.commit_tip().map(|(id, _)| id.to_string()))
+        self.handle
+            .with(|s| Ok(s.commit_tip().map(|(id, _)| id.to_string())))
+            .ok()
+            .flatten()
     }
 }

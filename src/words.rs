@@ -4,22 +4,14 @@
 use napi_derive::napi;
 use scm_core::session::Layout;
 
-use crate::errors::invalid_arg;
+use crate::errors::{invalid_arg, IntoJsResult};
 
 /// `layoutWords("cache" | "spec")`: `{ layout, systemSection, idDescription,
 /// tools: [{ name, label, description, snippet }], read: { descriptionSuffix,
 /// snippet?, guidelines } }` as JSON.
 #[napi]
 pub fn layout_words(layout: String) -> napi::Result<String> {
-    let layout = match layout.as_str() {
-        "spec" => Layout::Spec,
-        "cache" => Layout::Cache,
-        other => {
-            return Err(invalid_arg(format!(
-                "layout must be \"spec\" or \"cache\", got {other:?}"
-            )))
-        }
-    };
+    let layout = Layout::parse(&layout).js()?;
     serde_json::to_string(&scm_core::context::words::prompts(layout))
         .map_err(|e| invalid_arg(e.to_string()))
 }

@@ -44,6 +44,26 @@ pub enum Layout {
     Cache,
 }
 
+impl Layout {
+    /// `"spec"` or `"cache"`, as hosts name it.
+    pub fn parse(name: &str) -> crate::error::Result<Layout> {
+        match name {
+            "spec" => Ok(Layout::Spec),
+            "cache" => Ok(Layout::Cache),
+            other => Err(crate::error::Error::InvalidArgument(format!(
+                "layout must be \"spec\" or \"cache\", got {other:?}"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Spec => "spec",
+            Layout::Cache => "cache",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RenderOptions {

@@ -227,23 +227,7 @@ impl Session {
     /// Flush, plan, create, record: the whole checkpoint. Returns the last
     /// commit made, or the current tip when there was nothing to commit.
     pub async fn checkpoint(&mut self, req: &CheckpointRequest) -> Result<Option<Commit>> {
-        self.flush().await?;
-        let tx = self.store.latest_tx_id().await?.unwrap_or(0);
-        let plans = self.checkpoint_plan(req, tx)?;
-        if plans.is_empty() {
-            return match &self.commit_tip {
-                Some((id, _)) => commits::show(&*self.store, id).await.map(Some),
-                None => Ok(None),
-            };
-        }
-        let mut last = None;
-        for p in plans {
-            let tip_to = p.tip_to;
-            let c = commits::create(&*self.store, p).await?;
-            self.checkpoint_landed(&c, tip_to);
-            last = Some(c);
-        }
-        Ok(last)
+        super::drive::checkpoint(self, req).await
     }
 }
 

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::{OpResult, Session};
 use crate::context::assembly;
 use crate::error::Result;
-use crate::memory::links::{self, ExpandItem, ExpandStep, Select};
+use crate::memory::links::{self, ExpandItem, Select};
 use crate::store::Document;
 
 impl Session {
@@ -76,27 +76,6 @@ impl Session {
         self.pins.extend(pins);
     }
 
-    /// Brings the targets of note `id` into the pool, metadata only: files
-    /// as discovery stubs (existing objects keep their state), ids adopted
-    /// from the store when they exist.
-    pub async fn bring_link_targets(&mut self, id: &str) -> Result<()> {
-        let (paths, ids, pins) = self.link_targets_to_bring(id);
-        let mut docs = Vec::new();
-        if !paths.is_empty() {
-            let found = self.indexer.clone().discover_files(&paths).await?;
-            docs.extend(found.into_iter().map(|r| r.doc));
-        }
-        for t in ids {
-            if let Some(doc) = crate::memory::adopt::fetch(&*self.store, &t).await? {
-                docs.push(doc);
-            }
-        }
-        self.apply_link_targets(docs);
-        let resolved = links::resolve_pins(&*self.store, &pins).await?;
-        self.apply_pins(resolved);
-        Ok(())
-    }
-
     /// Makes a note's link targets (their latest versions, stubs for files
     /// never read) known to the session. Spec layout: they join the index
     /// and the pool (§5.2, "inactive/visible"). Cache layout: they are only
@@ -137,26 +116,14 @@ impl Session {
     /// `expand(target, select)`: activates what the object references
     /// (all links, or those `select` keeps). The session flushes once.
     pub async fn expand(&mut self, target: &str, select: &Select) -> Result<Vec<ExpandItem>> {
-        self.ensure_open()?;
-        let id = crate::memory::versions::object_id_for(self, target);
-        let doc = links::source_doc(&*self.store, &id).await?;
-        let steps = links::plan_expand(&*self.store, &doc, select).await?;
-        let mut out = Vec::with_capacity(steps.len());
-        for step in steps {
-            out.push(match step {
-                ExpandStep::Activate { id, doc } => self.expand_stored(&id, doc),
-                ExpandStep::Read { id, path } => {
-                    let r = self.read(&path).await?;
-                    item(&id, Some(path), &r)
-                }
-                ExpandStep::NotFound { id, path } => not_found(&id, path),
-                ExpandStep::ShowVersion { id, path, pin } => {
-                    links::show_pinned(&*self.store, &id, path, &pin).await?
-                }
-            });
-        }
-        self.flush().await?;
-        Ok(out)
+        Ok(super::drive::expand(self, target, select).await?.1)
+    }
+
+    /// activate / deactivate / pin / unpin, also of an object of the store
+    /// this session has not seen (it joins the session index and pool
+    /// first); an activated note brings its link targets.
+    pub async fn set_op_any(&mut self, op: super::SetOp, target: &str) -> Result<OpResult> {
+        super::drive::set_op_any(self, op, target).await
     }
 }
 

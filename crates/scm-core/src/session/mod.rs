@@ -53,7 +53,9 @@ mod checkpoint;
 mod copies;
 pub mod discovery;
 pub mod documents;
+mod drive;
 mod fork;
+pub mod handle;
 mod ingest;
 pub mod inspect;
 pub mod links;
@@ -895,19 +897,7 @@ impl Session {
 
     /// Submits every queued write in one transaction.
     pub async fn flush(&mut self) -> Result<Option<TxReceipt>> {
-        let Some(mut p) = self.take_pending() else {
-            return Ok(None);
-        };
-        match p.submit(&*self.store).await {
-            Ok(r) => {
-                self.apply_receipt(&p, &r);
-                Ok(Some(r))
-            }
-            Err(e) => {
-                self.restore_failed_write(p, &e);
-                Err(e)
-            }
-        }
+        drive::submit(self).await
     }
 
     /// Flushes and stops the watcher. Later operations fail with

@@ -450,31 +450,14 @@ impl Session {
     }
 
     async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
-        self.ensure_open()?;
-        if self.has_queued_version_at(path) {
-            // The versions queued first (see `has_queued_version_at`).
-            self.flush_tolerant().await?;
-        }
-        let indexer = self.indexer.clone();
-        let result = indexer.index_file(path).await;
-        let out = self.apply_file_op_or_read(op, path, result);
-        if let (true, Some(id)) = (out.ok, out.id.as_deref()) {
-            // A note's link targets join the pool as metadata (§5.2); a
-            // failure here does not fail the read.
-            if let Err(e) = self.bring_link_targets(id).await {
-                tracing::warn!("link targets of {id}: {e}");
-            }
-        }
-        self.flush_tolerant().await?;
-        Ok(out)
+        super::drive::file_op(self, op, path).await
     }
 
     /// Whether versions of the file at `path` are queued (read while the
     /// store was unreachable). A file operation then flushes the queue
     /// before it indexes: its new version, written by the indexer directly,
     /// would otherwise land before the older queued ones, whose
-    /// compare-and-set then fails on it (issue 14, soak) — a binding that
-    /// splits the operation does the same.
+    /// compare-and-set then fails on it (issue 14, soak).
     pub fn has_queued_version_at(&self, path: &str) -> bool {
         if self.pending.versions.is_empty() {
             return false;
@@ -566,15 +549,7 @@ impl Session {
     }
 
     async fn discover(&mut self, plan: DiscoveryPlan) -> Result<OpResult> {
-        self.ensure_open()?;
-        let result = if plan.paths.is_empty() {
-            Ok(Vec::new())
-        } else {
-            self.indexer.clone().discover_files(&plan.paths).await
-        };
-        let out = self.apply_discovery(result);
-        self.flush().await?;
-        Ok(out)
+        super::drive::discover(self, move |_| plan.paths).await
     }
 
     /// ls / find / grep output → discovery stubs (index + pool only).

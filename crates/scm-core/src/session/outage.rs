@@ -37,13 +37,7 @@ impl Session {
     /// [`Session::flush`], except that a transient store error leaves the
     /// write queued and is only reported by [`Session::write_error`].
     pub async fn flush_tolerant(&mut self) -> Result<Option<TxReceipt>> {
-        match self.flush().await {
-            Err(e) if e.is_transient() => {
-                tracing::warn!(session = %self.options.session_id, error = %e, "store write queued");
-                Ok(None)
-            }
-            r => r,
-        }
+        super::drive::flush_tolerant(self).await
     }
 
     /// [`Session::apply_file_op`]; when indexing failed because the store

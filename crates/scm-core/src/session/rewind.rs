@@ -248,22 +248,8 @@ impl Session {
         messages: &[Value],
         req: &super::CheckpointRequest,
     ) -> Result<(Session, Option<Option<Commit>>)> {
-        self.checkpoint(req).await?;
-        if self.continues(messages) {
-            return Ok((self, None));
-        }
-        let (store, indexer, options) = self.reopen_parts();
-        let sid = options.session_id.clone();
-        let Some(target) = branch_commit(&*store, &sid, messages).await? else {
-            return Ok((self, None));
-        };
-        if target.is_current(self.commit_tip().map(|(id, _)| id), self.cursor.consumed) {
-            return Ok((self, None));
-        }
-        restore(&*store, &sid, &target, self.model_call_records()).await?;
-        self.retire();
-        let s = Session::open(store, indexer, options).await?;
-        Ok((s, Some(target.commit)))
+        let moved = super::drive::rewind(&mut self, messages, req).await?;
+        Ok((self, moved))
     }
 }
 
