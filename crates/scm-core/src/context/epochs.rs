@@ -8,7 +8,6 @@
 //! measured sessions one unit ≈ 0.87 o200k tokens.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// Thresholds and switches of [`crate::context::assembly::Layout::Cache`].
 /// The defaults are the measured recommendation ("REC").
@@ -84,20 +83,6 @@ impl Default for CachePolicy {
             working_copy_units: 16_000,
         }
     }
-}
-
-/// The parts of pi's `edit` arguments that each hold an `oldText` /
-/// `newText` pair: the arguments themselves (the older tool's top-level
-/// pair) and every element of `edits` (the newer tool's list).
-pub fn edit_bodies(args: &Value) -> impl Iterator<Item = &Value> {
-    std::iter::once(args)
-        .filter(|a| a.get("oldText").is_some() || a.get("newText").is_some())
-        .chain(
-            args.get("edits")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten(),
-        )
 }
 
 /// ⌈chars / 4⌉

@@ -11,5 +11,6 @@ pub mod ingest;
 pub mod notices;
 pub mod output;
 pub mod static_refs;
+pub mod tool_args;
 pub mod words;
 pub mod working;

@@ -20,6 +20,32 @@ use serde::{Deserialize, Serialize};
 
 use super::assembly::Layout;
 
+/// `s` on one line: runs of whitespace and control characters collapsed to
+/// single spaces, cut to `max` chars with `…` (a call's arguments in the
+/// chat, a user prompt in a fold summary).
+pub fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    let words = s
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty());
+    for word in words {
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        for ch in word.chars() {
+            if n >= max {
+                out.push('…');
+                return out;
+            }
+            out.push(ch);
+            n += 1;
+        }
+    }
+    out
+}
+
 /// The cache layout's one-line header message (sent before the chat).
 pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
 

@@ -37,7 +37,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::epochs::{edit_bodies, units, CachePolicy, CallState};
+use super::epochs::{units, CachePolicy, CallState};
+use super::tool_args::edit_bodies;
 
 /// Per file (alias index): the calls that touched it, ascending.
 #[derive(Debug, Clone, Default)]

@@ -19,6 +19,7 @@ use crate::context::cache_layout::{
 use crate::context::epochs::{utf16_len, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
+use crate::context::tool_args::path_arg;
 use crate::error::Error;
 use crate::model::ObjectType;
 use crate::store::Document;
@@ -39,12 +40,6 @@ impl DocLookup for Objects<'_> {
 /// or a host compaction it may honour).
 pub(super) fn keeps_raw(role: &str) -> bool {
     PASSTHROUGH_ROLES.contains(&role) || role == "compactionSummary"
-}
-
-fn path_arg(args: &Value) -> Option<&str> {
-    args.get("path")
-        .or_else(|| args.get("file_path"))
-        .and_then(Value::as_str)
 }
 
 /// The ids an activate/pin call names.

@@ -20,7 +20,7 @@ impl Session {
             None if self.output.seq() > 0 => self.output.last(),
             None => return,
         };
-        let olds: Vec<&str> = crate::context::epochs::edit_bodies(args)
+        let olds: Vec<&str> = crate::context::tool_args::edit_bodies(args)
             .filter_map(|e| e.get("oldText").and_then(Value::as_str))
             .collect();
         // Working from memory (still)? An edit of a file with copies that

@@ -7,6 +7,8 @@ use super::{discovery, Session};
 use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
 use crate::context::ingest::{classify, MessageKind, Selection};
 use crate::context::static_refs::{ModelCallRecord, VersionRef};
+use crate::context::tool_args::path_arg;
+use crate::context::words::one_line;
 use crate::error::{Error, Result};
 use crate::model::{toolcall_document, ObjectType, ToolcallFields};
 
@@ -37,27 +39,6 @@ fn result_text(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-fn one_line(s: &str, max_chars: usize) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let flat = flat.trim();
-    if flat.chars().count() <= max_chars {
-        flat.to_string()
-    } else {
-        let mut t: String = flat.chars().take(max_chars).collect();
-        t.push('…');
-        t
-    }
-}
-
-fn path_arg(args: &Value) -> Option<&str> {
-    args.get("path")
-        .or_else(|| args.get("file_path"))
-        .and_then(Value::as_str)
 }
 
 /// Short one-line summary of a call's arguments.

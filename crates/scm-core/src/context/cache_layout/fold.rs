@@ -10,6 +10,7 @@ use super::records::FileEntry;
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
 use crate::context::epochs::CallState;
+use crate::context::words::one_line;
 use serde_json::Value;
 
 /// First line of every fold message.
@@ -21,27 +22,6 @@ pub const FOLD_LINE: &str = "[Earlier turns are folded into this summary; their 
 const USER_CHARS: usize = 1_000;
 const FIRST_PROMPT_CHARS: usize = 2_000;
 const OUTCOME_CHARS: usize = 300;
-
-/// Whitespace collapsed to single spaces, cut to `max` chars with `…`.
-pub fn one_line(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for word in s.split_whitespace() {
-        if n > 0 {
-            out.push(' ');
-            n += 1;
-        }
-        for ch in word.chars() {
-            if n >= max {
-                out.push('…');
-                return out;
-            }
-            out.push(ch);
-            n += 1;
-        }
-    }
-    out
-}
 
 /// The text parts of a message `content` (string or parts), joined.
 pub fn content_text(content: &Value) -> String {

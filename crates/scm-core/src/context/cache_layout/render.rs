@@ -12,7 +12,8 @@ use super::records::{CacheState, FoldRecord};
 use crate::context::aliases::{call_alias, Aliases};
 use crate::context::assembly::active_body;
 use crate::context::chat::{MessageEntry, Turn};
-use crate::context::epochs::{edit_bodies, utf16_len, CachePolicy, Shown};
+use crate::context::epochs::{utf16_len, CachePolicy, Shown};
+use crate::context::tool_args::edit_bodies;
 use crate::model::FilesystemSource;
 use crate::store::Document;
 

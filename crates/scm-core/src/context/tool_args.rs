@@ -1,0 +1,26 @@
+//! What pi's tool-call arguments hold, read in one place: the file a call
+//! names, and an edit's `oldText` / `newText` pairs.
+
+use serde_json::Value;
+
+/// The path a read / write / edit / ls call names (`path`, or the older
+/// tools' `file_path`).
+pub fn path_arg(args: &Value) -> Option<&str> {
+    args.get("path")
+        .or_else(|| args.get("file_path"))
+        .and_then(Value::as_str)
+}
+
+/// The parts of pi's `edit` arguments that each hold an `oldText` /
+/// `newText` pair: the arguments themselves (the older tool's top-level
+/// pair) and every element of `edits` (the newer tool's list).
+pub fn edit_bodies(args: &Value) -> impl Iterator<Item = &Value> {
+    std::iter::once(args)
+        .filter(|a| a.get("oldText").is_some() || a.get("newText").is_some())
+        .chain(
+            args.get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+}
