@@ -74,6 +74,61 @@ pub struct IndexResult {
     pub receipt: Option<TxReceipt>,
 }
 
+/// A file's next version, planned against the version it derives from —
+/// what a session queues, to land in one transaction with its own
+/// documents, or what the indexer writes itself (a watcher, a note folder).
+#[derive(Debug, Clone)]
+pub struct VersionPlan {
+    pub object_id: String,
+    pub action: IndexAction,
+    /// The new version; when unchanged, the latest one.
+    pub doc: Document,
+    /// The version it derives from (None: the file has none yet). Its
+    /// write is a compare-and-set on it (issue 14).
+    pub base: Option<Document>,
+}
+
+impl VersionPlan {
+    /// The one place a file version is built from what was read: unchanged
+    /// when `latest` already reflects it (for bytes: [`same_source_state`];
+    /// for a deletion: `latest` records one), else a new version, with
+    /// `link` (a rename's `renamed_from`) when given.
+    pub fn of(
+        source: &FilesystemSource,
+        payload: FilePayload,
+        latest: Option<Document>,
+        link: Option<(&str, &str)>,
+    ) -> VersionPlan {
+        let object_id = source.file_object_id();
+        let unchanged = latest.as_ref().is_some_and(|d| match &payload {
+            FilePayload::Deleted => d.get("state").and_then(Value::as_str) == Some("deleted"),
+            p => same_source_state(d, p),
+        });
+        if let (true, Some(doc)) = (unchanged, latest.clone()) {
+            return VersionPlan {
+                object_id,
+                action: IndexAction::Unchanged,
+                doc,
+                base: latest,
+            };
+        }
+        let mut doc = file_document(source, payload);
+        if let Some((key, id)) = link {
+            doc.insert(key.into(), Value::String(id.into()));
+        }
+        VersionPlan {
+            object_id,
+            action: if latest.is_some() {
+                IndexAction::Updated
+            } else {
+                IndexAction::Created
+            },
+            doc,
+            base: latest,
+        }
+    }
+}
+
 /// Limits and knobs.
 #[derive(Debug, Clone)]
 pub struct IndexerOptions {
@@ -114,6 +169,43 @@ impl Indexer {
             resolver,
             options,
         }
+    }
+
+    /// Plans the version of the file at `agent_path` (resolved as
+    /// [`Indexer::index_file`] resolves it) against the store's latest,
+    /// read before the file; writes nothing. A session queues it.
+    pub async fn plan_file(&self, agent_path: &str) -> Result<VersionPlan> {
+        let resolved = self.resolver.resolve_read(agent_path)?;
+        self.plan_resolved(&resolved, None).await
+    }
+
+    /// The store's latest version, then the file's bytes (on a blocking
+    /// task), then the plan.
+    async fn plan_resolved(
+        &self,
+        resolved: &ResolvedPath,
+        link: Option<(&str, &str)>,
+    ) -> Result<VersionPlan> {
+        let host = reachable(resolved)?;
+        let max = self.options.max_content_bytes;
+        let withheld = self.withheld(resolved);
+        let latest = self.store.get(&resolved.source.file_object_id()).await?;
+        let payload = tokio::task::spawn_blocking(move || read_payload(&host, max, withheld))
+            .await
+            .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
+        Ok(VersionPlan::of(&resolved.source, payload, latest, link))
+    }
+
+    /// Plans against `latest` as the caller knows it, reading the file here
+    /// (blocking `std::fs`): a session's read while the store cannot be
+    /// asked, a stub it upgrades, an activation that looks at the disk again.
+    pub fn plan_blocking(
+        &self,
+        resolved: &ResolvedPath,
+        latest: Option<Document>,
+    ) -> Result<VersionPlan> {
+        let payload = self.read_blocking(resolved)?;
+        Ok(VersionPlan::of(&resolved.source, payload, latest, None))
     }
 
     /// Read the file at `agent_path` and index it (created / updated / unchanged).
@@ -183,30 +275,19 @@ impl Indexer {
         resolved: &ResolvedPath,
         link: Option<(&str, &str)>,
     ) -> Result<IndexResult> {
-        let host = reachable(resolved)?;
-        let max = self.options.max_content_bytes;
-        let withheld = self.withheld(resolved);
         let object_id = resolved.source.file_object_id();
         for _ in 0..CAS_ATTEMPTS {
-            let existing = self.store.get(&object_id).await?;
-            let path = host.clone();
-            let payload = tokio::task::spawn_blocking(move || read_payload(&path, max, withheld))
-                .await
-                .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
-            if let Some(doc) = existing.as_ref().filter(|d| same_source_state(d, &payload)) {
+            let plan = self.plan_resolved(resolved, link).await?;
+            if plan.action == IndexAction::Unchanged {
                 return Ok(IndexResult {
                     object_id,
                     action: IndexAction::Unchanged,
-                    doc: doc.clone(),
+                    doc: plan.doc,
                     receipt: None,
                 });
             }
-            let mut doc = file_document(&resolved.source, payload);
-            if let Some((key, id)) = link {
-                doc.insert(key.into(), Value::String(id.into()));
-            }
             if let Some(done) = self
-                .write_version(object_id.clone(), doc, existing.as_ref())
+                .write_version(object_id.clone(), plan.doc, plan.base.as_ref())
                 .await?
             {
                 return Ok(done);

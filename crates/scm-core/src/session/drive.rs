@@ -111,13 +111,10 @@ pub(super) async fn flush_tolerant<D: Drive>(d: &mut D) -> Result<Option<TxRecei
 /// the operation, bring a note's link targets, write.
 pub(super) async fn file_op<D: Drive>(d: &mut D, op: FileOp, path: &str) -> Result<OpResult> {
     d.with(|s| s.ensure_open())?;
-    // Versions of this file queued during an outage land before the new one
-    // (see `Session::has_queued_version_at`).
-    if d.with(|s| Ok(s.has_queued_version_at(path)))? {
-        flush_tolerant(d).await?;
-    }
+    // The version is planned here and queued with the session's documents:
+    // one transaction, after any versions of the file queued before it.
     let indexer = d.with(|s| Ok(s.indexer()))?;
-    let result = indexer.index_file(path).await;
+    let result = indexer.plan_file(path).await;
     let out = d.with(|s| Ok(s.apply_file_op_or_read(op, path, result)))?;
     if let (true, Some(id)) = (out.ok, out.id.as_deref()) {
         bring_link_targets(d, id).await;

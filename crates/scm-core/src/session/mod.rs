@@ -345,11 +345,6 @@ impl VersionQueue {
         self.ids.is_empty()
     }
 
-    /// Whether versions of `id` are queued.
-    fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
-    }
-
     /// Queues `doc` as the newest version of `id`; `base` is the version it
     /// was derived from (used when nothing of `id` is queued yet).
     fn push(&mut self, id: &str, doc: Document, base: Option<Document>) {
@@ -716,8 +711,38 @@ impl Session {
         })
     }
 
-    /// Caches `doc` as the latest version of its object; `write` queues it.
+    /// A file version the indexer planned: queued (a compare-and-set on
+    /// the version it was planned against) to land with the session's next
+    /// write, or, unchanged, the latest version cached. The one way a file
+    /// version the session reads from disk enters it.
+    fn take_version(&mut self, plan: crate::fs::indexer::VersionPlan) {
+        if plan.action == crate::fs::indexer::IndexAction::Unchanged {
+            self.put_object(plan.doc, None, false);
+        } else {
+            self.put_object_on(plan.doc, None, Some(plan.base));
+        }
+    }
+
+    /// Caches `doc` as the latest version of its object; `write` queues it
+    /// (derived from the version cached now).
     fn put_object(&mut self, doc: Document, tx: Option<i64>, write: bool) {
+        let base = if write {
+            let id = doc.get(ID_KEY).and_then(Value::as_str);
+            Some(
+                id.and_then(|id| self.objects.get(id))
+                    .map(|c| c.doc.clone()),
+            )
+        } else {
+            None
+        };
+        self.put_object_on(doc, tx, base)
+    }
+
+    /// [`Session::put_object`] with the base of the write named: `queue`
+    /// Some(base) queues `doc` as derived from `base` — also when the cache
+    /// holds this version already, since the store does not (its latest was
+    /// `base`).
+    fn put_object_on(&mut self, doc: Document, tx: Option<i64>, queue: Option<Option<Document>>) {
         let Some(id) = doc.get(ID_KEY).and_then(Value::as_str).map(str::to_string) else {
             return;
         };
@@ -727,15 +752,22 @@ impl Session {
             .is_none_or(|c| c.doc.get("object_hash") != doc.get("object_hash"));
         if !changed {
             // Same version: keep the better-known tx, refresh descriptive fields.
-            self.pending.versions.refresh(&id, &doc);
+            match queue {
+                Some(base)
+                    if base.as_ref().map(|b| b.get("object_hash"))
+                        != Some(doc.get("object_hash")) =>
+                {
+                    self.pending.versions.push(&id, doc.clone(), base)
+                }
+                _ => self.pending.versions.refresh(&id, &doc),
+            }
             if let Some(c) = self.objects.get_mut(&id) {
                 c.tx = c.tx.or(tx);
                 c.doc = doc;
             }
             return;
         }
-        if write {
-            let base = self.objects.get(&id).map(|c| c.doc.clone());
+        if let Some(base) = queue {
             self.pending.versions.push(&id, doc.clone(), base);
         }
         self.objects.insert(id.clone(), Cached { doc, tx });

@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::{discovery, Layout, OpResult, Session, SetOp, SetOutcome};
 use crate::context::words;
 use crate::error::{Error, Result};
-use crate::fs::indexer::IndexResult;
+use crate::fs::indexer::{IndexResult, VersionPlan};
 use crate::fs::resolver::ResolvedPath;
-use crate::model::{file_document, ObjectType};
+use crate::model::ObjectType;
 
 /// Shortest hash prefix accepted as an id.
 const MIN_PREFIX: usize = 6;
@@ -167,8 +167,9 @@ impl Session {
             watchable: false,
             source: source.clone(),
         };
-        let payload = self.indexer.read_blocking(&resolved)?;
-        self.put_object(file_document(&source, payload), None, true);
+        let stub = self.objects.get(id).map(|c| c.doc.clone());
+        let plan = self.indexer.plan_blocking(&resolved, stub)?;
+        self.take_version(plan);
         self.track(id);
         Ok(())
     }
@@ -197,14 +198,15 @@ impl Session {
             watchable: false,
             source: source.clone(),
         };
-        let payload = match self.indexer.read_blocking(&resolved) {
+        let known = Some(c.doc.clone());
+        let plan = match self.indexer.plan_blocking(&resolved, known.clone()) {
             Ok(p) => p,
             Err(Error::FileNotFound { .. } | Error::NotAFile { .. }) => {
-                crate::model::FilePayload::Deleted
+                VersionPlan::of(&source, crate::model::FilePayload::Deleted, known, None)
             }
             Err(_) => return,
         };
-        self.put_object(file_document(&source, payload), None, true);
+        self.take_version(plan);
     }
 
     fn make_active(&mut self, id: &str) -> Result<bool> {
@@ -388,7 +390,7 @@ impl Session {
     /// Applies the outcome of indexing a file the agent read, wrote or edited:
     /// index + pool + active, used now; a partial read: index + pool only.
     /// An error changes nothing.
-    pub fn apply_file_op(&mut self, op: FileOp, result: Result<IndexResult>) -> OpResult {
+    pub fn apply_file_op(&mut self, op: FileOp, result: Result<VersionPlan>) -> OpResult {
         if let Err(e) = self.ensure_open() {
             return OpResult::failure(&e, None);
         }
@@ -398,7 +400,8 @@ impl Session {
             Err(e) => return OpResult::failure(&e, None),
         };
         let id = res.object_id.clone();
-        self.put_object(res.doc, res.receipt.map(|r| r.tx_id), false);
+        let action = res.action;
+        self.take_version(res);
         let whole = op != FileOp::PartialRead;
         self.enter(&id, true, whole);
         if whole {
@@ -422,7 +425,7 @@ impl Session {
             format!(
                 "{} {path} ({what}, {}); id={id} {state}",
                 op.verb(),
-                res.action.as_str()
+                action.as_str()
             ),
             Some(id),
         )
@@ -451,20 +454,6 @@ impl Session {
 
     async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
         super::drive::file_op(self, op, path).await
-    }
-
-    /// Whether versions of the file at `path` are queued (read while the
-    /// store was unreachable). A file operation then flushes the queue
-    /// before it indexes: its new version, written by the indexer directly,
-    /// would otherwise land before the older queued ones, whose
-    /// compare-and-set then fails on it (issue 14, soak).
-    pub fn has_queued_version_at(&self, path: &str) -> bool {
-        if self.pending.versions.is_empty() {
-            return false;
-        }
-        self.resolver()
-            .resolve_read(path)
-            .is_ok_and(|r| self.pending.versions.contains(&r.source.file_object_id()))
     }
 
     /// Which discovered paths exist as regular files (absolute agent paths).

@@ -16,8 +16,8 @@
 
 use super::{FileOp, OpResult, PendingWrite, Session};
 use crate::error::{Error, Result};
-use crate::fs::indexer::{IndexAction, IndexResult};
-use crate::model::file_document;
+use crate::fs::indexer::VersionPlan;
+use crate::model::FilePayload;
 use crate::store::TxReceipt;
 
 impl Session {
@@ -47,7 +47,7 @@ impl Session {
         &mut self,
         op: FileOp,
         path: &str,
-        result: Result<IndexResult>,
+        result: Result<VersionPlan>,
     ) -> OpResult {
         match result {
             Err(e) if e.is_transient() => match self.read_offline(path) {
@@ -81,40 +81,21 @@ impl Session {
     pub(super) fn record_gone(&mut self, path: &str) -> Option<String> {
         let source = self.resolver().resolve_read(path).ok()?.source;
         let id = source.file_object_id();
-        let state = self.objects.get(&id)?.str("state").map(str::to_string);
-        if state.as_deref() != Some("deleted") {
-            self.put_object(
-                file_document(&source, crate::model::FilePayload::Deleted),
-                None,
-                true,
-            );
-        }
+        let known = self.objects.get(&id)?.doc.clone();
+        let plan = VersionPlan::of(&source, FilePayload::Deleted, Some(known), None);
+        self.take_version(plan);
         Some(id)
     }
 
-    fn read_offline(&mut self, path: &str) -> Result<IndexResult> {
+    /// The file's version planned against the one this session knows (the
+    /// store could not be asked).
+    fn read_offline(&mut self, path: &str) -> Result<VersionPlan> {
         self.ensure_open()?;
         let resolved = self.resolver().resolve_read(path)?;
-        let payload = self.indexer.read_blocking(&resolved)?;
-        let doc = file_document(&resolved.source, payload);
-        let object_id = resolved.source.file_object_id();
-        let known = self.objects.get(&object_id).map(|c| c.object_hash());
-        let action = match known {
-            Some(h) if Some(h) == doc.get("object_hash").and_then(|v| v.as_str()) => {
-                IndexAction::Unchanged
-            }
-            Some(_) => IndexAction::Updated,
-            None => IndexAction::Created,
-        };
-        if action != IndexAction::Unchanged {
-            // Queued: apply_file_op then finds this very version cached.
-            self.put_object(doc.clone(), None, true);
-        }
-        Ok(IndexResult {
-            object_id,
-            action,
-            doc,
-            receipt: None,
-        })
+        let known = self
+            .objects
+            .get(&resolved.source.file_object_id())
+            .map(|c| c.doc.clone());
+        self.indexer.plan_blocking(&resolved, known)
     }
 }
