@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Thresholds and switches of [`crate::context::assembly::Layout::Cache`].
+/// Thresholds and switches of [`crate::context::Layout::Cache`].
 /// The defaults are the measured recommendation ("REC").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::assembly::Layout;
+use super::Layout;
 
 /// `s` on one line: runs of whitespace and control characters collapsed to
 /// single spaces, cut to `max` chars with `…` (a call's arguments in the

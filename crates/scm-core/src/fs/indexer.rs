@@ -90,7 +90,7 @@ pub struct VersionPlan {
 
 impl VersionPlan {
     /// The one place a file version is built from what was read: unchanged
-    /// when `latest` already reflects it (for bytes: [`same_source_state`];
+    /// when `latest` already reflects it (for bytes: `same_source_state`;
     /// for a deletion: `latest` records one), else a new version, with
     /// `link` (a rename's `renamed_from`) when given.
     pub fn of(

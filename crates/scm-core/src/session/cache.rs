@@ -1,4 +1,4 @@
-//! The session side of [`Layout::Cache`](crate::context::assembly::Layout):
+//! The session side of [`Layout::Cache`](crate::context::Layout):
 //! feeds [`CacheLayout`] what ingest sees (items, aliases, sizes, identical
 //! re-reads, activation content), runs epochs and folds before rendering,
 //! persists and restores its state, and rebuilds past calls.
@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use super::{Cached, OpResult, Session};
 use crate::context::aliases::{file_alias, Alias, AliasMiss};
-use crate::context::assembly::Layout;
 use crate::context::cache_layout::{
     activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
 };
@@ -20,6 +19,7 @@ use crate::context::epochs::{utf16_len, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::path_arg;
+use crate::context::Layout;
 use crate::error::Error;
 use crate::model::ObjectType;
 use crate::store::Document;

@@ -117,7 +117,7 @@ impl Session {
         // tracker keeps it on the binding's path; a whole hand-over keeps a
         // copy (cache layout only).
         self.whole_output = (whole == Whole::Keep
-            && self.options.layout == crate::context::assembly::Layout::Cache)
+            && self.options.layout == crate::context::Layout::Cache)
             .then(|| out.clone());
         Ok(out)
     }

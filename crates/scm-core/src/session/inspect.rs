@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::documents::ChatDoc;
 use super::{paged, persist::Books, PoolEntry, Session, SessionOptions};
-use crate::context::assembly::Layout;
 use crate::context::epochs::units;
+use crate::context::Layout;
 use crate::error::{Error, Result};
 use crate::fs::indexer::Indexer;
 use crate::model::{chat_object_id, session_object_id, utf16_len};

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::{OpResult, Session};
-use crate::context::assembly;
+use crate::context::spec_layout;
 use crate::error::Result;
 use crate::memory::links::{self, ExpandItem, Select};
 use crate::store::Document;
@@ -20,7 +20,7 @@ impl Session {
     /// metadata line per link target (§5.2).
     pub(super) fn active_text<'a>(&'a self, doc: &'a Document) -> Cow<'a, str> {
         let display = self.display_path_fn();
-        let body = assembly::active_body(doc, &display);
+        let body = spec_layout::active_body(doc, &display);
         match links::link_lines(doc, &|id| self.cached_doc(id), &self.pins, &display) {
             None => body,
             Some(lines) => Cow::Owned(format!("{body}\n\n{lines}")),
@@ -91,7 +91,7 @@ impl Session {
             else {
                 continue;
             };
-            if self.options.layout == crate::context::assembly::Layout::Cache {
+            if self.options.layout == crate::context::Layout::Cache {
                 self.objects
                     .entry(id)
                     .or_insert(super::Cached { doc, tx: None });

@@ -26,9 +26,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::context::assembly::{self, ActiveBlock, AssemblyInput};
 use crate::context::chat::{ChatJson, Turn};
 use crate::context::ingest::Cursor;
+use crate::context::spec_layout::{self, ActiveBlock, AssemblyInput};
 use crate::context::static_refs::{ModelCallRecord, ShownRef};
 use crate::error::{Error, Result};
 use crate::fs::indexer::Indexer;
@@ -40,11 +40,11 @@ use crate::model::{
 };
 use crate::store::{AsOf, Document, Store, TxReceipt, Version, ID_KEY};
 
-pub use crate::context::assembly::{Layout, RenderOptions};
 pub use crate::context::cache_layout::CacheStats;
 pub use crate::context::epochs::CachePolicy;
 pub use crate::context::output::OutputDelta;
 pub use crate::context::words::{SetOp, SetOutcome};
+pub use crate::context::{Layout, RenderOptions};
 pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
@@ -705,8 +705,8 @@ impl Session {
 
     /// The pool line of `id`, JSON-escaped.
     fn render_pool_line(&self, id: &str) -> String {
-        assembly::escape(&match self.objects.get(id) {
-            Some(c) => assembly::pool_line(&c.doc, &self.display_path_fn()),
+        spec_layout::escape(&match self.objects.get(id) {
+            Some(c) => spec_layout::pool_line(&c.doc, &self.display_path_fn()),
             None => format!("- id={id} [missing]"),
         })
     }
@@ -949,7 +949,7 @@ impl Session {
 
     // ---- assembly ----
 
-    /// Assembles the current state (see [`crate::context::assembly`]).
+    /// Assembles the current state (the cache layout, or [`crate::context::spec_layout`]).
     fn assemble_now(&mut self) -> String {
         if self.options.layout == Layout::Cache {
             return self.assemble_cache();
@@ -963,7 +963,7 @@ impl Session {
             if self.active_json.get(id).is_some_and(|(h, _)| *h == hash) {
                 continue;
             }
-            let block = assembly::escaped_active_block(id, &self.active_text(&c.doc));
+            let block = spec_layout::escaped_active_block(id, &self.active_text(&c.doc));
             self.active_json.insert(id.clone(), (hash, block));
         }
         if self.active_json.len() > self.active_set.len() * 2 + 16 {
@@ -1014,7 +1014,7 @@ impl Session {
             missing: &missing,
             active: &blocks,
         };
-        assembly::assemble_json(self.options.layout, &self.options.render, &input)
+        spec_layout::assemble_json(self.options.layout, &self.options.render, &input)
     }
 }
 

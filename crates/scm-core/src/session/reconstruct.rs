@@ -11,10 +11,11 @@ use serde_json::Value;
 
 use super::documents::{ChatDoc, SessionDoc};
 use super::{paged, Session};
-use crate::context::assembly::{self, ActiveBlock, AssemblyInput, Layout, RenderOptions};
 use crate::context::cache_layout::{Env, Frozen, Items};
 use crate::context::chat;
+use crate::context::spec_layout::{self, ActiveBlock, AssemblyInput};
 use crate::context::static_refs::ModelCallRecord;
+use crate::context::{Layout, RenderOptions};
 use crate::error::{Error, Result};
 use crate::fs::resolver::Resolver;
 use crate::store::{AsOf, Document, Store};
@@ -277,7 +278,7 @@ impl ReconstructPlan {
         let display = |s: &crate::model::FilesystemSource| self.resolver.display_path(s);
         let pool_lines: Vec<String> = pool_docs
             .iter()
-            .map(|d| assembly::escape(&assembly::pool_line(d, &display)))
+            .map(|d| spec_layout::escape(&spec_layout::pool_line(d, &display)))
             .collect();
         let mut blocks = Vec::with_capacity(record.active.len());
         // A note's link lines, from the pool as shown (its targets are pool
@@ -300,7 +301,7 @@ impl ReconstructPlan {
             let d = pool_docs.get(pos).ok_or_else(|| {
                 Error::Internal(format!("active position {pos} outside the shown pool"))
             })?;
-            let mut body = assembly::active_body(d, &display);
+            let mut body = spec_layout::active_body(d, &display);
             if let Some(lines) =
                 crate::memory::links::link_lines(d, &|t| by_id.get(t).copied(), &pins, &display)
             {
@@ -327,7 +328,7 @@ impl ReconstructPlan {
         let render = RenderOptions {
             emit_system_message: true,
         };
-        Ok(assembly::assemble(self.layout, &render, &input))
+        Ok(spec_layout::assemble(self.layout, &render, &input))
     }
 }
 

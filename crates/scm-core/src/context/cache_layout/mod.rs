@@ -1,4 +1,4 @@
-//! [`Layout::Cache`](super::assembly::Layout::Cache): the prompt-cache
+//! [`Layout::Cache`](super::Layout::Cache): the prompt-cache
 //! friendly layout measured in docs/notes/layout-experiments.md (§6, "REC").
 //!
 //! Rendered, in order: the system prompt (optional), a constant header,

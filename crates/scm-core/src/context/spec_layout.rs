@@ -1,4 +1,4 @@
-//! Context assembly: session state → the pi-ai messages the model sees.
+//! The spec layout: session state → the pi-ai messages the model sees.
 //!
 //! Assembly reads an immutable [`AssemblyInput`] (built by the live session
 //! from its caches, or by reconstruction from stored versions), so layout
@@ -20,65 +20,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::{Layout, RenderOptions};
 use crate::context::chat::ChatJson;
 use crate::model::{char_count_of, FilesystemSource};
 use crate::store::Document;
 
 pub const POOL_HEADER: &str = "METADATA_POOL";
 pub const ACTIVE_HEADER: &str = "ACTIVE_CONTENT";
-
-/// Which arrangement of the four parts to produce.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Layout {
-    /// System, pool, chat, active content (the spec's order). The drop-in
-    /// contract (METADATA_POOL, toolcall_ref, ACTIVE_CONTENT).
-    #[default]
-    Spec,
-    /// Content inline where it happened, collapsed in batched epochs, folds
-    /// owned by the engine: see [`crate::context::cache_layout`]. The
-    /// session assembles it; [`assemble_json`] renders the spec layout only.
-    Cache,
-}
-
-impl Layout {
-    /// `"spec"` or `"cache"`, as hosts name it.
-    pub fn parse(name: &str) -> crate::error::Result<Layout> {
-        match name {
-            "spec" => Ok(Layout::Spec),
-            "cache" => Ok(Layout::Cache),
-            other => Err(crate::error::Error::InvalidArgument(format!(
-                "layout must be \"spec\" or \"cache\", got {other:?}"
-            ))),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::Spec => "spec",
-            Layout::Cache => "cache",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RenderOptions {
-    /// Put the system prompt in the output as a `system` message. pi 1.x's
-    /// `context` hook prepends its own system prompt: turn this off there.
-    pub emit_system_message: bool,
-}
-
-impl Default for RenderOptions {
-    fn default() -> Self {
-        Self {
-            emit_system_message: true,
-        }
-    }
-}
 
 /// One active object, ready to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +81,7 @@ pub fn assemble_json(layout: Layout, opts: &RenderOptions, input: &AssemblyInput
     }
 }
 
-/// The assembled context as values (parses [`assemble_json`]: one layout
+/// The assembled context as values (parses [`spec_layout::assemble_json`]: one layout
 /// implementation for both forms).
 pub fn assemble(layout: Layout, opts: &RenderOptions, input: &AssemblyInput<'_>) -> Vec<Value> {
     serde_json::from_str(&assemble_json(layout, opts, input)).expect("assembly emits valid JSON")
