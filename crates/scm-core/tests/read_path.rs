@@ -50,7 +50,7 @@ async fn a_read_a_write_and_an_edit_are_one_transaction_each() {
         assert_eq!(store.history(&id).await.unwrap().len(), 2);
 
         // The session's records name the version that landed with them.
-        let shown = s.cached_doc(&id).unwrap().clone();
+        let shown = s.known_doc(&id).unwrap().clone();
         assert_eq!(shown["object_hash"], latest["object_hash"]);
         s.close().await.unwrap();
     }
@@ -73,7 +73,7 @@ async fn two_sessions_reading_one_new_file_leave_one_version() {
         assert_eq!(store.history(&id).await.unwrap().len(), 1);
         let stored = store.get(&id).await.unwrap().unwrap();
         assert_eq!(
-            b.cached_doc(&id).unwrap()["object_hash"],
+            b.known_doc(&id).unwrap()["object_hash"],
             stored["object_hash"]
         );
         assert!(b.write_error().is_none());

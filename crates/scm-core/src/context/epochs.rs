@@ -118,7 +118,7 @@ fn is_false(b: &bool) -> bool {
 
 /// One tool-call block (alias `t<index+1>`): what the policy needs to know.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CallState {
+pub struct ToolCallState {
     #[serde(rename = "k")]
     pub tool: String,
     /// Collapsible argument chars (edit old+new text, write content, bash command).
@@ -155,7 +155,7 @@ pub struct CallState {
     pub shows: Vec<Shown>,
 }
 
-impl CallState {
+impl ToolCallState {
     pub fn result_collapsible(&self, p: &CachePolicy) -> bool {
         self.has_result && self.result_chars >= u64::from(p.min_collapse_chars)
     }
@@ -189,7 +189,7 @@ impl CallState {
         n
     }
 
-    /// Whether [`CallState::live_units`] is 0 for good: the result arrived
+    /// Whether [`ToolCallState::live_units`] is 0 for good: the result arrived
     /// and what could collapse has (nothing un-collapses a call).
     pub fn settled(&self, p: &CachePolicy) -> bool {
         self.has_result
@@ -218,7 +218,7 @@ impl CallState {
 }
 
 /// Live units of all calls, pinned ones excluded.
-pub fn live_units(calls: &[CallState], p: &CachePolicy, pinned: impl Fn(usize) -> bool) -> u64 {
+pub fn live_units(calls: &[ToolCallState], p: &CachePolicy, pinned: impl Fn(usize) -> bool) -> u64 {
     calls
         .iter()
         .enumerate()
@@ -232,7 +232,7 @@ pub fn live_units(calls: &[CallState], p: &CachePolicy, pinned: impl Fn(usize) -
 /// of kept identical re-reads and the targets of kept "shown above" notes.
 /// Sorted ascending.
 pub fn kept_calls(
-    calls: &[CallState],
+    calls: &[ToolCallState],
     p: &CachePolicy,
     excluded: impl Fn(usize) -> bool,
 ) -> Vec<usize> {
@@ -263,11 +263,11 @@ pub fn kept_calls(
 }
 
 /// Collapses every call among `candidates` (ascending call indices: at
-/// least every call [`CallState::open`]) outside `kept` that is not pinned,
+/// least every call [`ToolCallState::open`]) outside `kept` that is not pinned,
 /// stamped with `epoch`. Returns the calls whose result or arguments
 /// collapsed.
 pub fn collapse_all_but(
-    calls: &mut [CallState],
+    calls: &mut [ToolCallState],
     candidates: &[u32],
     kept: &[usize],
     p: &CachePolicy,
@@ -301,8 +301,8 @@ pub fn collapse_all_but(
 mod tests {
     use super::*;
 
-    fn call(tool: &str, result: u64, args: u64) -> CallState {
-        CallState {
+    fn call(tool: &str, result: u64, args: u64) -> ToolCallState {
+        ToolCallState {
             tool: tool.into(),
             result_chars: result,
             has_result: true,

@@ -2,7 +2,7 @@
 //! session's previous one, so a binding hands over only that.
 //!
 //! The cache layout is append-only between epochs: call n+1's context is
-//! call n's plus the new messages, byte for byte. [`OutputTracker::next`]
+//! call n's plus the new messages, byte for byte. [`PreviousOutput::next`]
 //! compares the new context (a JSON array) with the previous one byte-wise
 //! and says how many leading messages are identical (`keep`); only the rest
 //! goes out (`append`, a JSON array). Layout-agnostic: whatever prefix is
@@ -36,7 +36,7 @@ pub struct OutputDelta {
 
 /// The previous output and where its messages end.
 #[derive(Debug, Default)]
-pub struct OutputTracker {
+pub struct PreviousOutput {
     seq: u32,
     json: String,
     /// The output before `json`, kept as a buffer to render the next one into.
@@ -45,7 +45,7 @@ pub struct OutputTracker {
     ends: Vec<usize>,
 }
 
-impl OutputTracker {
+impl PreviousOutput {
     /// The last output as JSON (what the model saw at the last call).
     pub fn last(&self) -> &str {
         &self.json
@@ -243,7 +243,7 @@ mod tests {
     }
 
     fn check(outputs: &[Value]) {
-        let mut t = OutputTracker::default();
+        let mut t = PreviousOutput::default();
         let mut held: Vec<Value> = Vec::new();
         for (k, o) in outputs.iter().enumerate() {
             let json = serde_json::to_string(o).unwrap();
@@ -258,7 +258,7 @@ mod tests {
     fn appends_keep_the_prefix() {
         let a = json!([{"role": "user", "content": "a,b]\"}"}, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}]);
         let b = json!([{"role": "user", "content": "a,b]\"}"}, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}, {"role": "user", "content": "c"}]);
-        let mut t = OutputTracker::default();
+        let mut t = PreviousOutput::default();
         let d1 = t.next(a.to_string(), None);
         assert_eq!((d1.seq, d1.keep), (1, 0));
         let d2 = t.next(b.to_string(), Some(1));
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_prefix_message_that_grows_is_not_kept() {
-        let mut t = OutputTracker::default();
+        let mut t = PreviousOutput::default();
         t.next(r#"[{"a":"x"},{"b":1}]"#.into(), None);
         // `{"b":1` is a byte prefix of `{"b":10`: not the same message.
         let d = t.next(r#"[{"a":"x"},{"b":10}]"#.into(), Some(1));
@@ -333,7 +333,7 @@ mod tests {
         let a = json!([{"h": 1}, {"old": 1}, big("A"), {"u": 2}, big("B")]);
         // An epoch: the old message collapsed; the large ones stay as they were.
         let b = json!([{"h": 1}, {"old": "ref"}, big("A"), {"u": 2}, big("B"), big("C")]);
-        let mut t = OutputTracker::default();
+        let mut t = PreviousOutput::default();
         t.next(a.to_string(), None);
         let d = t.next(b.to_string(), Some(1));
         assert_eq!(d.keep, 1);
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn a_caller_without_the_previous_output_gets_everything() {
-        let mut t = OutputTracker::default();
+        let mut t = PreviousOutput::default();
         t.next(r#"[{"a":1}]"#.into(), None);
         t.next(r#"[{"a":1},{"b":2}]"#.into(), Some(1));
         // Holds output 1, not 2.

@@ -37,7 +37,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::epochs::{units, CachePolicy, CallState};
+use super::epochs::{units, CachePolicy, ToolCallState};
 use super::tool_args::edit_bodies;
 
 /// Per file (alias index): the calls that touched it, ascending.
@@ -68,14 +68,14 @@ impl FileCalls {
 
 /// The files a call touched: its path argument's file, and the files its
 /// activation shows (`shows_files`).
-fn touched(c: &CallState, shows_files: &dyn Fn(&CallState) -> Vec<u32>) -> Vec<u32> {
+fn touched(c: &ToolCallState, shows_files: &dyn Fn(&ToolCallState) -> Vec<u32>) -> Vec<u32> {
     let mut out: Vec<u32> = c.file.into_iter().collect();
     out.extend(shows_files(c));
     out
 }
 
 /// Units a kept call costs in view.
-pub fn view_units(c: &CallState, p: &CachePolicy) -> u64 {
+pub fn view_units(c: &ToolCallState, p: &CachePolicy) -> u64 {
     let mut n = 0;
     if c.result_collapsible(p) && c.dedupe_of.is_none() {
         n += units(c.result_chars);
@@ -130,7 +130,7 @@ struct View {
 /// With a live copy made before call `copy_after`, the view ends there.
 fn view_of(
     file: u32,
-    calls: &[CallState],
+    calls: &[ToolCallState],
     fc: &FileCalls,
     copy_after: Option<u32>,
 ) -> Option<View> {
@@ -202,11 +202,11 @@ fn view_of(
 /// What an epoch's working plan reads.
 #[derive(Clone, Copy)]
 pub struct PlanInput<'a> {
-    pub calls: &'a [CallState],
+    pub calls: &'a [ToolCallState],
     pub fc: &'a FileCalls,
     pub p: &'a CachePolicy,
     /// The files a call's activation shows.
-    pub shows_files: &'a dyn Fn(&CallState) -> Vec<u32>,
+    pub shows_files: &'a dyn Fn(&ToolCallState) -> Vec<u32>,
     /// Calls the last epoch kept for the working files.
     pub prev: &'a [u32],
     /// Working copies shown whole now.
@@ -430,7 +430,7 @@ pub fn quoted_in_view(old_texts: &[&str], view_json: &str, except: &[String]) ->
 /// none, e.g. a replay without the files on disk).
 pub fn text_from_calls(
     file: u32,
-    calls: &[CallState],
+    calls: &[ToolCallState],
     fc: &FileCalls,
     args_of: &dyn Fn(u32) -> Option<(Value, String)>,
 ) -> Option<String> {
@@ -471,8 +471,8 @@ pub fn text_from_calls(
 mod tests {
     use super::*;
 
-    fn call(tool: &str, file: u32, result: u64, args: u64) -> CallState {
-        CallState {
+    fn call(tool: &str, file: u32, result: u64, args: u64) -> ToolCallState {
+        ToolCallState {
             tool: tool.into(),
             file: Some(file),
             result_chars: result,
@@ -483,10 +483,10 @@ mod tests {
     }
 
     fn working_calls(
-        calls: &[CallState],
+        calls: &[ToolCallState],
         fc: &FileCalls,
         p: &CachePolicy,
-        shows: &dyn Fn(&CallState) -> Vec<u32>,
+        shows: &dyn Fn(&ToolCallState) -> Vec<u32>,
         prev: &[u32],
     ) -> Vec<usize> {
         let input = PlanInput {
@@ -502,7 +502,7 @@ mod tests {
         plan(&input, &mut |_| None).calls
     }
 
-    fn index(calls: &[CallState]) -> FileCalls {
+    fn index(calls: &[ToolCallState]) -> FileCalls {
         let mut fc = FileCalls::default();
         for (i, c) in calls.iter().enumerate() {
             if let Some(f) = c.file {

@@ -1,4 +1,4 @@
-//! Trackers for filesystem sources (notify, replacing chokidar): one
+//! Watchers for filesystem sources (notify, replacing chokidar): one
 //! non-recursive watch per parent directory of tracked files, debounced;
 //! change → index, delete → deletion version, rename → deletion + new object.
 //! Watchers never touch session sets: they report what they wrote.
@@ -57,7 +57,7 @@ use crate::fs::indexer::Indexer;
 use crate::fs::resolver::ResolvedPath;
 use crate::store::Document;
 
-/// What a tracker wrote.
+/// What a watcher wrote.
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
     /// A new version (content changed, or the file reappeared).
@@ -74,7 +74,7 @@ pub enum WatchEvent {
     Error { message: String },
 }
 
-/// Receives tracker events (called from the watcher's thread; must not block).
+/// Receives watcher events (called from the watcher's thread; must not block).
 pub type WatchCallback = Arc<dyn Fn(WatchEvent) + Send + Sync>;
 
 /// How long events settle before they are processed: long enough to pair a

@@ -5,7 +5,7 @@
 //!   content, one line per distinct target: id, path, type, size and its
 //!   state (`[unread]`, `[deleted]`, `[not found]` for a file that does not
 //!   exist yet), without activating it ([`link_lines`]). The lines are built
-//!   from the session's own object cache, never from a store read while
+//!   from the objects the session knows, never from a store read while
 //!   rendering: the targets join the session's pool when the note enters it
 //!   ([`targets_to_discover`]: files that exist become discovery stubs,
 //!   §5.2 "making them inactive/visible without loading their content").
@@ -202,7 +202,7 @@ pub fn pin_suffix(pin: &str, state: Option<&Option<String>>, target: Option<&Doc
 }
 
 /// The lines shown after an active object's content, or `None` when it has
-/// no links. `lookup` answers from the session's object cache, `pins` with
+/// no links. `lookup` answers from the objects the session knows, `pins` with
 /// the resolved pins ([`PinStates`]).
 pub fn link_lines<'a>(
     doc: &Document,

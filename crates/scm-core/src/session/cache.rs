@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::{Cached, OpResult, Session};
+use super::{Known, OpResult, Session};
 use crate::context::aliases::{file_alias, Alias, AliasMiss};
 use crate::context::cache_layout::{
     activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
@@ -27,8 +27,8 @@ use crate::store::Document;
 /// Tools whose result shows the objects named by their `id`/`ids` argument.
 const SHOWING_TOOLS: [&str; 3] = ["activate", "pin", "expand"];
 
-/// The session's object cache as a [`DocLookup`].
-struct Objects<'a>(&'a HashMap<String, Cached>);
+/// The objects the session knows as a [`DocLookup`].
+struct Objects<'a>(&'a HashMap<String, Known>);
 
 impl DocLookup for Objects<'_> {
     fn get_doc(&self, id: &str) -> Option<&Document> {
@@ -170,7 +170,7 @@ impl Session {
         let path = path_arg(args)?;
         let resolved = self.resolver().resolve_read(path).ok()?;
         let id = resolved.source.file_object_id();
-        let shown = match self.objects.get(&id).and_then(Cached::source) {
+        let shown = match self.objects.get(&id).and_then(Known::source) {
             Some(src) => self.resolver().display_path(&src),
             None => self.resolver().display_path(&resolved.source),
         };
@@ -329,7 +329,7 @@ impl Session {
         }
         if !parts.is_empty() {
             self.cache
-                .push_notice(self.calls.len() as u32, parts.join("\n\n"));
+                .push_notice(self.model_calls.len() as u32, parts.join("\n\n"));
             self.pending.chat = true;
         }
     }
@@ -372,7 +372,7 @@ impl Session {
                         .unwrap_or_default()
                 ),
                 _ => {
-                    let path = Cached {
+                    let path = Known {
                         doc: doc.clone(),
                         tx: None,
                     }
@@ -389,7 +389,7 @@ impl Session {
                 .to_string();
             let links = crate::memory::links::link_lines(
                 &doc,
-                &|t| self.cached_doc(t),
+                &|t| self.known_doc(t),
                 &self.pins,
                 &self.display_path_fn(),
             );
@@ -528,7 +528,7 @@ impl Session {
 
     fn run_epoch(&mut self, pinned: &HashSet<usize>, force: bool) {
         let p = self.options.cache.clone();
-        let call = self.calls.len() as u32;
+        let call = self.model_calls.len() as u32;
         // The delta lists only the files first seen since the last one.
         let from = self.cache.state.files_listed;
         let lines = self.file_lines(from);

@@ -71,8 +71,8 @@ pub(super) fn args_display(tool: &str, args: &Value, context_tool: bool) -> Stri
 pub(super) enum Whole {
     /// The output is handed over whole: keep a copy.
     Keep,
-    /// The delta tracker keeps it.
-    Tracker,
+    /// The previous output (what the next delta is against) is it.
+    PreviousOutput,
 }
 
 impl Session {
@@ -113,8 +113,8 @@ impl Session {
         self.ingest_selection(sel, window, offset)?;
         let out = self.assemble_now();
         self.record_call();
-        // What the model saw, for the next call's edit check: the delta
-        // tracker keeps it on the binding's path; a whole hand-over keeps a
+        // What the model saw, for the next call's edit check: the previous
+        // output holds it on the binding's path; a whole hand-over keeps a
         // copy (cache layout only).
         self.whole_output = (whole == Whole::Keep
             && self.options.layout == crate::context::Layout::Cache)
@@ -661,8 +661,8 @@ impl Session {
             self.active_positions = (key, positions.collect());
         }
         let active = self.active_positions.1.clone();
-        self.calls.push(ModelCallRecord {
-            call_index: self.calls.len(),
+        self.model_calls.push(ModelCallRecord {
+            call_index: self.model_calls.len(),
             messages_consumed: self.cursor.consumed,
             chat_messages: if cache {
                 self.cache.items.len()

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::documents::ChatDoc;
-use super::{paged, persist::Books, PoolEntry, Session, SessionOptions};
+use super::{paged, persist::StoredPages, PoolEntry, Session, SessionOptions};
 use crate::context::epochs::units;
 use crate::context::Layout;
 use crate::error::{Error, Result};
@@ -186,10 +186,11 @@ impl Session {
         let mut s = Session::empty(store, indexer, options);
         s.read_only = true;
         if let Some(sp) = docs.remove(&ids[2]) {
-            s.system_prompt = Some(super::Cached { doc: sp, tx: None });
+            s.system_prompt = Some(super::Known { doc: sp, tx: None });
         }
         s.restore(&session_doc, chat_doc.as_ref(), false).await?;
-        s.paged = Books::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
+        s.paged =
+            StoredPages::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
         Ok(s)
     }
 
@@ -244,7 +245,7 @@ impl Session {
     /// What [`Session::call_summaries`] needs, detached from the session (so
     /// a binding can run it without holding the session).
     pub fn call_summary_plan(&self, from: usize, to: usize) -> Result<CallSummaryPlan> {
-        let to = to.min(self.calls.len());
+        let to = to.min(self.model_calls.len());
         let from = from.min(to);
         Ok(CallSummaryPlan {
             base: match to {
@@ -264,7 +265,7 @@ impl Session {
                         .collect()
                 })
                 .collect(),
-            consumed: self.calls[from..to]
+            consumed: self.model_calls[from..to]
                 .iter()
                 .map(|r| r.messages_consumed)
                 .collect(),

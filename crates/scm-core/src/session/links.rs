@@ -12,7 +12,7 @@ use crate::store::Document;
 
 impl Session {
     /// The cached latest version of an object this session knows.
-    pub fn cached_doc(&self, id: &str) -> Option<&Document> {
+    pub fn known_doc(&self, id: &str) -> Option<&Document> {
         self.objects.get(id).map(|c| &c.doc)
     }
 
@@ -21,7 +21,7 @@ impl Session {
     pub(super) fn active_text<'a>(&'a self, doc: &'a Document) -> Cow<'a, str> {
         let display = self.display_path_fn();
         let body = spec_layout::active_body(doc, &display);
-        match links::link_lines(doc, &|id| self.cached_doc(id), &self.pins, &display) {
+        match links::link_lines(doc, &|id| self.known_doc(id), &self.pins, &display) {
             None => body,
             Some(lines) => Cow::Owned(format!("{body}\n\n{lines}")),
         }
@@ -43,7 +43,7 @@ impl Session {
         for (t, _) in ts {
             key.push('|');
             key.push_str(
-                self.cached_doc(&t)
+                self.known_doc(&t)
                     .and_then(|d| d.get("object_hash"))
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("-"),
@@ -59,7 +59,7 @@ impl Session {
         &self,
         id: &str,
     ) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
-        let Some(doc) = self.cached_doc(id) else {
+        let Some(doc) = self.known_doc(id) else {
             return (Vec::new(), Vec::new(), Vec::new());
         };
         let known = |t: &str| self.objects.contains_key(t);
@@ -94,7 +94,7 @@ impl Session {
             if self.options.layout == crate::context::Layout::Cache {
                 self.objects
                     .entry(id)
-                    .or_insert(super::Cached { doc, tx: None });
+                    .or_insert(super::Known { doc, tx: None });
             } else if !self.session_index.contains(&id) {
                 let _ = self.adopt(doc);
             }

@@ -211,15 +211,15 @@ pub struct SessionSnapshot {
     pub pinned_set: Vec<String>,
 }
 
-/// A cached object version; `tx` is the transaction at which it is known to
+/// A version the session knows (its latest as far as it knows); `tx` is the transaction at which it is known to
 /// be current (None: not known yet — the next flush's transaction).
 #[derive(Debug, Clone)]
-struct Cached {
+struct Known {
     doc: Document,
     tx: Option<i64>,
 }
 
-impl Cached {
+impl Known {
     fn str(&self, k: &str) -> Option<&str> {
         self.doc.get(k).and_then(Value::as_str)
     }
@@ -429,12 +429,12 @@ pub struct Session {
     session_doc_id: String,
     chat_id: String,
     system_prompt_id: String,
-    system_prompt: Option<Cached>,
+    system_prompt: Option<Known>,
     session_index: OrderedSet,
     metadata_pool: OrderedSet,
     active_set: OrderedSet,
     pinned_set: OrderedSet,
-    objects: HashMap<String, Cached>,
+    objects: HashMap<String, Known>,
     /// Rendered pool lines (JSON-escaped), aligned with `metadata_pool`.
     pool_lines: Vec<String>,
     /// Escaped active blocks by id, with the object hash they render.
@@ -442,9 +442,9 @@ pub struct Session {
     chat: ChatState,
     cursor: Cursor,
     uses: UseWindow,
-    calls: Vec<ModelCallRecord>,
+    model_calls: Vec<ModelCallRecord>,
     /// What the store holds of the paged chat and session parts.
-    paged: persist::Books,
+    paged: persist::StoredPages,
     /// Object hash last written into a model call record, per id.
     recorded: HashMap<String, String>,
     /// Pool objects (and the system prompt) whose shown version changed
@@ -458,10 +458,10 @@ pub struct Session {
     /// Why writes are queued (see [`Session::write_error`]).
     write_error: Option<Error>,
     /// The last output handed over as a delta (see [`output`]).
-    output: crate::context::output::OutputTracker,
+    output: crate::context::output::PreviousOutput,
     /// The last context handed over whole (not as a delta), for the next
-    /// call's edit check (working copies); None when the delta tracker
-    /// holds it.
+    /// call's edit check (working copies); None when the previous output
+    /// (the deltas' base) holds it.
     whole_output: Option<String>,
     /// What the last ingest consumed (see `take_last_consumed`).
     last_consumed: Vec<(usize, String)>,
@@ -514,7 +514,7 @@ impl Session {
             chat: ChatState::default(),
             cursor: Cursor::default(),
             uses: UseWindow::default(),
-            calls: Vec::new(),
+            model_calls: Vec::new(),
             paged: Default::default(),
             recorded: HashMap::new(),
             dirty_versions: OrderedSet::new(),
@@ -606,7 +606,7 @@ impl Session {
         PoolEntry {
             id: id.to_string(),
             path: c
-                .and_then(Cached::source)
+                .and_then(Known::source)
                 .map(|src| resolver.agent_path(&src)),
             file_type: if is_file { s("file_type") } else { None },
             char_count: if is_file {
@@ -641,15 +641,15 @@ impl Session {
 
     /// The session's records of what each model call showed (expanded).
     pub fn model_call_count(&self) -> usize {
-        self.calls.len()
+        self.model_calls.len()
     }
 
     /// The exact versions call `call_index` showed: the system prompt, every
     /// pool object and therefore every active one.
     pub fn shown(&self, call_index: usize) -> Option<Vec<ShownRef>> {
-        let record = self.calls.get(call_index)?;
+        let record = self.model_calls.get(call_index)?;
         let mut latest: HashMap<&str, ShownRef> = HashMap::new();
-        for r in &self.calls[..=call_index] {
+        for r in &self.model_calls[..=call_index] {
             for v in &r.versions {
                 latest.insert(
                     &v.id,
@@ -676,7 +676,7 @@ impl Session {
 
     /// The raw model call record.
     pub fn model_call(&self, call_index: usize) -> Option<&ModelCallRecord> {
-        self.calls.get(call_index)
+        self.model_calls.get(call_index)
     }
 
     // ---- store pass-throughs ----
@@ -770,7 +770,7 @@ impl Session {
         if let Some(base) = queue {
             self.pending.versions.push(&id, doc.clone(), base);
         }
-        self.objects.insert(id.clone(), Cached { doc, tx });
+        self.objects.insert(id.clone(), Known { doc, tx });
         self.forget_file_line(&id);
         self.seen.new_version(&id);
         if let Some(pos) = self.metadata_pool.position(&id) {
@@ -849,7 +849,7 @@ impl Session {
         }
     }
 
-    /// Applies the tracker events received so far to the metadata/content
+    /// Applies the watcher events received so far to the metadata/content
     /// cache (never to the sets) and says how many there were. Every
     /// operation and `transform_context` does this first.
     pub fn poll_watch(&mut self) -> usize {
@@ -874,7 +874,7 @@ impl Session {
                     to_id,
                     to_doc,
                 } => {
-                    if let Some(src) = self.objects.get(&from_id).and_then(Cached::source) {
+                    if let Some(src) = self.objects.get(&from_id).and_then(Known::source) {
                         let mut gone =
                             crate::model::file_document(&src, crate::model::FilePayload::Deleted);
                         gone.insert(
@@ -911,7 +911,7 @@ impl Session {
         self.pending
             .versions
             .push(&self.system_prompt_id, doc.clone(), base);
-        self.system_prompt = Some(Cached { doc, tx: None });
+        self.system_prompt = Some(Known { doc, tx: None });
         self.dirty_versions.insert(self.system_prompt_id.clone());
     }
 

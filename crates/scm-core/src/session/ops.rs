@@ -159,7 +159,7 @@ impl Session {
         let source = self
             .objects
             .get(id)
-            .and_then(super::Cached::source)
+            .and_then(super::Known::source)
             .ok_or_else(|| Error::Internal(format!("stub {id} has no source")))?;
         let resolver = self.resolver();
         let resolved = ResolvedPath {
@@ -210,7 +210,7 @@ impl Session {
     }
 
     fn make_active(&mut self, id: &str) -> Result<bool> {
-        if self.objects.get(id).is_some_and(super::Cached::is_stub) {
+        if self.objects.get(id).is_some_and(super::Known::is_stub) {
             self.upgrade_stub(id)?;
         } else {
             self.refresh_file(id);

@@ -16,7 +16,7 @@ impl Session {
         messages: &[Value],
         have: Option<u32>,
     ) -> Result<OutputDelta> {
-        let json = self.assemble_json(messages, Whole::Tracker)?;
+        let json = self.assemble_json(messages, Whole::PreviousOutput)?;
         Ok(self.output.next(json, have))
     }
 
@@ -30,7 +30,7 @@ impl Session {
         messages: &[Value],
         have: Option<u32>,
     ) -> Result<Option<OutputDelta>> {
-        let Some(json) = self.assemble_with_stand_ins_json(messages, Whole::Tracker)? else {
+        let Some(json) = self.assemble_with_stand_ins_json(messages, Whole::PreviousOutput)? else {
             return Ok(None);
         };
         Ok(Some(self.output.next(json, have)))
@@ -45,7 +45,8 @@ impl Session {
         tail: &[Value],
         have: Option<u32>,
     ) -> Result<Option<OutputDelta>> {
-        let Some(json) = self.assemble_tail_json(total, offset, tail, Whole::Tracker)? else {
+        let Some(json) = self.assemble_tail_json(total, offset, tail, Whole::PreviousOutput)?
+        else {
             return Ok(None);
         };
         Ok(Some(self.output.next(json, have)))

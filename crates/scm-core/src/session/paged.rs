@@ -194,7 +194,7 @@ pub fn seal_head(mut doc: Document, ty: ObjectType, desc: &PagedDesc) -> Documen
 /// The writer's view of one part: what the store holds (as of the last
 /// write that landed) and which pages changed since.
 #[derive(Debug, Default, Clone)]
-pub struct Book {
+pub struct PartPages {
     /// Items and pages in the store.
     pub stored: PartDesc,
     /// Pages changed in place since they were written.
@@ -209,9 +209,9 @@ pub struct PartWrite {
     pub pages: Vec<usize>,
 }
 
-impl Book {
-    pub fn from_desc(desc: Option<&PartDesc>) -> Book {
-        Book {
+impl PartPages {
+    pub fn from_desc(desc: Option<&PartDesc>) -> PartPages {
+        PartPages {
             stored: desc.cloned().unwrap_or_default(),
             marks: BTreeSet::new(),
         }
@@ -298,24 +298,24 @@ impl Book {
     }
 }
 
-/// The pages where `items` differ from `shadow` (the items as last
-/// written); brings `shadow` up to date. Debug builds check with it that
+/// The pages where `items` differ from `last` (the items as last
+/// written); brings `last` up to date. Debug builds check with it that
 /// the cache layout reported every change it made in place.
 #[cfg(debug_assertions)]
-pub fn diff_shadow<T: PartialEq + Clone>(items: &[T], shadow: &mut Vec<T>) -> Vec<usize> {
-    let common = items.len().min(shadow.len());
+pub fn diff_last_written<T: PartialEq + Clone>(items: &[T], last: &mut Vec<T>) -> Vec<usize> {
+    let common = items.len().min(last.len());
     let mut pages = Vec::new();
     let mut k = 0;
     while k * PAGE_SIZE < common {
         let r = k * PAGE_SIZE..((k + 1) * PAGE_SIZE).min(common);
-        if items[r.clone()] != shadow[r.clone()] {
+        if items[r.clone()] != last[r.clone()] {
             pages.push(k);
-            shadow[r.clone()].clone_from_slice(&items[r]);
+            last[r.clone()].clone_from_slice(&items[r]);
         }
         k += 1;
     }
-    shadow.truncate(items.len());
-    shadow.extend_from_slice(&items[common..]);
+    last.truncate(items.len());
+    last.extend_from_slice(&items[common..]);
     pages
 }
 
@@ -588,7 +588,7 @@ mod tests {
     #[test]
     fn a_book_writes_the_tail_and_marked_pages_only() {
         let p = PAGE_SIZE;
-        let mut b = Book::default();
+        let mut b = PartPages::default();
         let mut docs = Vec::new();
         let w = b.write("chat:s", "x", 2 * p + 2, 1, |i| i.into(), &mut docs);
         assert_eq!(w.pages, [0, 1, 2]);
@@ -608,7 +608,7 @@ mod tests {
 
     /// A session head with one part of `n` items written as write `seq`.
     fn head_write(seq: u64, n: usize) -> (Document, Vec<TxOp>) {
-        let mut b = Book::default();
+        let mut b = PartPages::default();
         let mut docs = Vec::new();
         let w = b.write(
             "session:s",

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::documents::ChatCursor;
-use super::paged::{Book, Draft, PagedDesc, PartWrite};
+use super::paged::{Draft, PagedDesc, PartPages, PartWrite};
 use super::{Queued, Session};
 #[cfg(debug_assertions)]
 use crate::context::cache_layout::{EpochRecord, FileEntry, FoldRecord};
 use crate::context::chat::Turn;
 #[cfg(debug_assertions)]
-use crate::context::epochs::CallState;
+use crate::context::epochs::ToolCallState;
 use crate::error::{Error, Result};
 use crate::fs::indexer::Indexer;
 use crate::model::{assigned_document, FilesystemSource, ObjectType};
@@ -54,10 +54,10 @@ pub(super) const SESSION_PARTS: [&str; 5] = [
 /// that every in-place change was reported ([`Changed`]).
 #[cfg(debug_assertions)]
 #[derive(Debug, Default)]
-struct Shadows {
+struct LastWritten {
     t: Vec<Option<String>>,
     f: Vec<String>,
-    calls: Vec<CallState>,
+    calls: Vec<ToolCallState>,
     files: Vec<FileEntry>,
     epochs: Vec<EpochRecord>,
     folds: Vec<FoldRecord>,
@@ -65,17 +65,17 @@ struct Shadows {
 
 /// What the store holds of each paged part.
 #[derive(Debug, Default)]
-pub(super) struct Books {
-    parts: BTreeMap<&'static str, Book>,
+pub(super) struct StoredPages {
+    parts: BTreeMap<&'static str, PartPages>,
     #[cfg(debug_assertions)]
-    shadows: Shadows,
+    last_written: LastWritten,
     /// Write numbers of the heads in the store (see [`paged`]).
     chat_seq: u64,
     session_seq: u64,
 }
 
-impl Books {
-    fn book(&mut self, part: &'static str) -> &mut Book {
+impl StoredPages {
+    fn book(&mut self, part: &'static str) -> &mut PartPages {
         self.parts.entry(part).or_default()
     }
 
@@ -91,8 +91,8 @@ impl Books {
         session_head: Option<&PagedDesc>,
         chat_head: Option<&PagedDesc>,
         chat: Option<&Document>,
-    ) -> Books {
-        let mut b = Books::default();
+    ) -> StoredPages {
+        let mut b = StoredPages::default();
         for (desc, parts) in [
             (session_head, &SESSION_PARTS[..]),
             (chat_head, &CHAT_PARTS[..]),
@@ -104,7 +104,7 @@ impl Books {
                 b.session_seq = desc.seq;
             }
             for p in parts {
-                b.parts.insert(p, Book::from_desc(desc.parts.get(*p)));
+                b.parts.insert(p, PartPages::from_desc(desc.parts.get(*p)));
             }
         }
         #[cfg(not(debug_assertions))]
@@ -112,7 +112,7 @@ impl Books {
         #[cfg(debug_assertions)]
         if let (Some(_), Some(chat)) = (chat_head, chat) {
             let chat = super::documents::ChatDoc::parse(chat).unwrap_or_default();
-            let s = &mut b.shadows;
+            let s = &mut b.last_written;
             if let Some(a) = chat.aliases {
                 (s.t, s.f) = (a.t, a.f);
             }
@@ -512,9 +512,9 @@ impl Session {
         out.push(book.write(
             &head,
             "model_calls",
-            self.calls.len(),
+            self.model_calls.len(),
             seq,
-            to_values(&self.calls),
+            to_values(&self.model_calls),
             docs,
         ));
 
@@ -522,7 +522,7 @@ impl Session {
         let changed = std::mem::take(&mut cache.changed);
         let none = std::collections::BTreeSet::<u32>::new();
         macro_rules! layout_part {
-            ($part:literal, $items:expr, $changed:expr, $shadow:ident) => {{
+            ($part:literal, $items:expr, $changed:expr, $last:ident) => {{
                 let items = &$items;
                 let book = books.parts.entry($part).or_default();
                 if changed.all {
@@ -532,7 +532,7 @@ impl Session {
                     book.mark(i as usize);
                 }
                 #[cfg(debug_assertions)]
-                for k in super::paged::diff_shadow(items, &mut books.shadows.$shadow) {
+                for k in super::paged::diff_last_written(items, &mut books.last_written.$last) {
                     let book = &books.parts[$part];
                     assert!(
                         book.will_write(k, items.len()),
@@ -615,7 +615,7 @@ impl Session {
             session_seq,
             session: pending.session,
             chat: pending.chat,
-            records: self.calls.len(),
+            records: self.model_calls.len(),
             indexer: self.indexer.clone(),
             dropped: HashMap::new(),
             rebased: Vec::new(),
@@ -655,10 +655,10 @@ impl Session {
         }
         if pending.chat {
             for i in (0..pending.records).rev() {
-                if self.calls[i].basis_tx.is_some() {
+                if self.model_calls[i].basis_tx.is_some() {
                     break;
                 }
-                self.calls[i].basis_tx = Some(receipt.tx_id);
+                self.model_calls[i].basis_tx = Some(receipt.tx_id);
                 self.paged.mark_record(i);
             }
         }

@@ -31,7 +31,7 @@ fn unpaged_chat(s: &Session) -> Document {
     );
     d.insert(
         "model_calls".into(),
-        serde_json::to_value(&s.calls).unwrap(),
+        serde_json::to_value(&s.model_calls).unwrap(),
     );
     let (aliases, layout) = s.cache_persisted();
     d.insert("aliases".into(), aliases);

@@ -73,15 +73,15 @@ async fn fetch_verified(
 impl Session {
     /// Detaches what reconstruction of `call_index` needs.
     pub fn reconstruct_plan(&self, call_index: usize) -> Result<ReconstructPlan> {
-        if call_index >= self.calls.len() {
+        if call_index >= self.model_calls.len() {
             return Err(Error::InvalidArgument(format!(
                 "no model call {call_index}: this session has {}",
-                self.calls.len()
+                self.model_calls.len()
             )));
         }
         Ok(ReconstructPlan {
             call_index,
-            records: self.calls[..=call_index].to_vec(),
+            records: self.model_calls[..=call_index].to_vec(),
             session_id: self.options.session_id.clone(),
             session_doc_id: self.session_doc_id.clone(),
             chat_id: self.chat_id.clone(),

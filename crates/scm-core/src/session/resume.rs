@@ -13,9 +13,9 @@ use tokio::task::JoinSet;
 use super::cache::Seen;
 use super::documents::{ChatDoc, SessionDoc};
 use super::paged::{self, PagedDesc};
-use super::persist::Books;
+use super::persist::StoredPages;
 use super::reconstruct::version_by_hash;
-use super::{Cached, Session, SessionOptions, WatchState};
+use super::{Known, Session, SessionOptions, WatchState};
 use crate::context::aliases::Aliases;
 use crate::context::cache_layout::{CacheState, PASSTHROUGH_ROLES};
 use crate::context::chat;
@@ -103,7 +103,7 @@ impl Session {
             s.commit_tip = crate::commits::timeline::tip_of(head)?;
         }
         if let Some(sp) = docs.remove(&s.system_prompt_id) {
-            s.system_prompt = Some(Cached { doc: sp, tx: None });
+            s.system_prompt = Some(Known { doc: sp, tx: None });
         }
         match docs.remove(&s.session_doc_id) {
             Some(session_head) => {
@@ -117,8 +117,11 @@ impl Session {
                     None => (None, None),
                 };
                 s.restore(&session_doc, chat_doc.as_ref(), true).await?;
-                s.paged =
-                    Books::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
+                s.paged = StoredPages::restored(
+                    session_desc.as_ref(),
+                    chat_desc.as_ref(),
+                    chat_doc.as_ref(),
+                );
             }
             None => {
                 s.pending.session = true;
@@ -195,7 +198,7 @@ impl Session {
         for chunk in all.chunks(FETCH_CHUNK) {
             for doc in self.store.get_many(chunk).await? {
                 if let Some(id) = doc.get(ID_KEY).and_then(Value::as_str).map(str::to_string) {
-                    self.objects.insert(id, Cached { doc, tx: None });
+                    self.objects.insert(id, Known { doc, tx: None });
                 }
             }
         }
@@ -248,8 +251,8 @@ impl Session {
     fn restore_chat(&mut self, parsed: ChatDoc) {
         let cursor = parsed.cursor();
         let turns = parsed.turns;
-        self.calls = parsed.model_calls.unwrap_or_default();
-        for r in &self.calls {
+        self.model_calls = parsed.model_calls.unwrap_or_default();
+        for r in &self.model_calls {
             for v in &r.versions {
                 self.recorded.insert(v.id.clone(), v.object_hash.clone());
             }
@@ -352,7 +355,7 @@ impl Session {
             // A file the model saw changed while no session ran: told at
             // the next call (change notices).
             self.seen.new_version(&r.object_id);
-            self.objects.insert(r.object_id, Cached { doc: r.doc, tx });
+            self.objects.insert(r.object_id, Known { doc: r.doc, tx });
         }
         Ok(())
     }
@@ -500,7 +503,7 @@ impl Session {
     }
 
     /// Rebuilds what the model last saw of each file (resume): the content
-    /// of each seen version, from the object cache when it is still the
+    /// of each seen version, from the objects the session knows when it is still the
     /// latest, else from the object's history. Before reconciliation, so a
     /// file changed while no session ran is noticed at the next call.
     pub(super) async fn cache_restore_seen(&mut self) -> Result<()> {

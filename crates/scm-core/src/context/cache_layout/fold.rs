@@ -9,7 +9,7 @@ use super::items::{Item, ItemKind};
 use super::records::FileEntry;
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
-use crate::context::epochs::CallState;
+use crate::context::epochs::ToolCallState;
 use crate::context::words::one_line;
 use serde_json::Value;
 
@@ -75,7 +75,7 @@ pub fn extractive_summary<T: AsRef<Turn>>(
     turns: &[T],
     items: &[Item],
     cut: usize,
-    calls: &[CallState],
+    calls: &[ToolCallState],
     files: &[FileEntry],
     budget: usize,
 ) -> String {
@@ -161,7 +161,7 @@ fn digest<'a, T: AsRef<Turn>>(turns: &'a [T], run: &[Item]) -> TurnDigest<'a> {
     }
 }
 
-fn turn_block(d: &TurnDigest, calls: &[CallState], files: &[FileEntry]) -> String {
+fn turn_block(d: &TurnDigest, calls: &[ToolCallState], files: &[FileEntry]) -> String {
     let mut s = format!("- Turn {}", d.turn);
     match d.user {
         Some(u) => {
@@ -250,7 +250,7 @@ mod tests {
         turns: &[T],
         items: &[Item],
         cut: usize,
-        calls: &[CallState],
+        calls: &[ToolCallState],
         files: &[FileEntry],
         budget: usize,
     ) -> String {
@@ -303,7 +303,7 @@ mod tests {
 
     /// Turns of varied shape: no user (continued), no calls, several calls
     /// per message, edits and writes, text-less assistants.
-    fn session(n: usize) -> (Vec<Turn>, Vec<Item>, Vec<CallState>, Vec<FileEntry>) {
+    fn session(n: usize) -> (Vec<Turn>, Vec<Item>, Vec<ToolCallState>, Vec<FileEntry>) {
         let mut turns = Vec::new();
         let mut items = Items::default();
         let mut calls = Vec::new();
@@ -337,7 +337,7 @@ mod tests {
                 let mut tool_calls = Vec::new();
                 for j in 0..k {
                     let tool = ["read", "edit", "write", "bash"][(t + j) % 4];
-                    calls.push(CallState {
+                    calls.push(ToolCallState {
                         tool: tool.into(),
                         file: Some(((t + j) % 7) as u32),
                         is_error: (t + j) % 11 == 0,

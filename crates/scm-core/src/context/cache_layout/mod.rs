@@ -6,7 +6,7 @@
 //! pinned content whose place was folded), then the chat from the fold
 //! point. Tool output stays **inline where it happened**; collapsed it is a
 //! ref `[t12 · 340 lines]` (edit/write bodies and long bash commands
-//! likewise). Collapsing, thinking removal and file-pool deltas happen only
+//! likewise). Collapsing, thinking removal and `FILES +k` lists happen only
 //! at **epochs** ([`super::epochs`]); between epochs call n+1's context is
 //! call n's plus the new messages, byte for byte.
 //!

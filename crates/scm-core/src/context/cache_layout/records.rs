@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::epochs::CallState;
+use crate::context::epochs::ToolCallState;
 
 /// A file alias's listing facts (`f<index+1>`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub struct EpochRecord {
     /// Assistant items before this index render without thinking (running max).
     #[serde(rename = "t")]
     pub thinking_before: u32,
-    /// The item the file-pool delta follows.
+    /// The item the `FILES +k` list follows.
     #[serde(rename = "a")]
     pub anchor: u32,
     #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
@@ -125,7 +125,7 @@ pub struct FoldRecord {
 pub struct CacheState {
     /// Per tool-call block, parallel to `Aliases::t`.
     #[serde(default)]
-    pub calls: Vec<CallState>,
+    pub calls: Vec<ToolCallState>,
     /// Per file, parallel to `Aliases::f`.
     #[serde(default)]
     pub files: Vec<FileEntry>,

@@ -14,7 +14,7 @@ use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy
 use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
 use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
-use crate::context::epochs::{self, utf16_len, CachePolicy, CallState, Shown};
+use crate::context::epochs::{self, utf16_len, CachePolicy, Shown, ToolCallState};
 use crate::context::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 
@@ -90,7 +90,7 @@ pub struct CacheLayout {
     pub items: Items,
     /// Rendered items; an epoch invalidates the ones it changed.
     pub(super) json: Vec<Option<Rendered>>,
-    /// Calls an epoch could still collapse ([`CallState::open`]), of the
+    /// Calls an epoch could still collapse ([`ToolCallState::open`]), of the
     /// first `open_looked`; bind_result re-adds a call it changed.
     open: Vec<u32>,
     open_looked: usize,
@@ -212,7 +212,7 @@ impl CacheLayout {
         });
     }
 
-    fn note_show(&mut self, call: u32, c: CallState) {
+    fn note_show(&mut self, call: u32, c: ToolCallState) {
         if !c.has_result || c.is_error {
             return;
         }
@@ -234,7 +234,7 @@ impl CacheLayout {
             && ["offset", "limit"]
                 .iter()
                 .any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
-        self.state.calls.push(CallState {
+        self.state.calls.push(ToolCallState {
             tool: tool.to_string(),
             arg_chars: arg_chars(tool, args),
             file,
@@ -915,7 +915,7 @@ impl CacheLayout {
 }
 
 /// The files (alias indices) a call's activation shows.
-pub fn shows_files(aliases: &Aliases, c: &CallState) -> Vec<u32> {
+pub fn shows_files(aliases: &Aliases, c: &ToolCallState) -> Vec<u32> {
     c.shows
         .iter()
         .filter(|s| !s.note)
