@@ -72,7 +72,7 @@ impl Session {
     pub(super) fn resolve_alias(&self, t: &str) -> Option<std::result::Result<String, OpResult>> {
         let alias = Alias::parse(t)?;
         match self.cache.aliases.resolve(alias) {
-            Ok(id) if self.session_index.contains(id) => Some(Ok(id.to_string())),
+            Ok(id) if self.sets.index.contains(id) => Some(Ok(id.to_string())),
             // A file named by a tool call the session has not indexed.
             Ok(id) => Some(Err(OpResult::failure(
                 &Error::UnknownObject(format!(
@@ -221,7 +221,7 @@ impl Session {
             .flatten();
         for s in shows.iter().filter(|s| !s.note) {
             // Recorded with the call, so reconstruction finds the version.
-            self.dirty_versions.insert(s.id.clone());
+            self.records.dirty_versions.insert(s.id.clone());
         }
         let shown: Vec<String> = shows
             .iter()
@@ -329,8 +329,8 @@ impl Session {
         }
         if !parts.is_empty() {
             self.cache
-                .push_notice(self.model_calls.len() as u32, parts.join("\n\n"));
-            self.pending.chat = true;
+                .push_notice(self.records.model_calls.len() as u32, parts.join("\n\n"));
+            self.writes.pending.chat = true;
         }
     }
 
@@ -458,7 +458,7 @@ impl Session {
             }
         }
         if n > 0 {
-            self.pending.chat = true;
+            self.writes.pending.chat = true;
         }
         n
     }
@@ -473,7 +473,7 @@ impl Session {
     }
 
     fn pinned_calls(&self) -> HashSet<usize> {
-        self.cache.pinned_calls(self.pinned_set.iter())
+        self.cache.pinned_calls(self.sets.pinned.iter())
     }
 
     fn file_line(&self, i: u32) -> String {
@@ -528,7 +528,7 @@ impl Session {
 
     fn run_epoch(&mut self, pinned: &HashSet<usize>, force: bool) {
         let p = self.options.cache.clone();
-        let call = self.model_calls.len() as u32;
+        let call = self.records.model_calls.len() as u32;
         // The delta lists only the files first seen since the last one.
         let from = self.cache.state.files_listed;
         let lines = self.file_lines(from);
@@ -548,12 +548,12 @@ impl Session {
                 continue;
             }
             if let Some(id) = self.cache.aliases.t[c as usize].clone() {
-                if self.active_set.remove(&id) {
-                    self.pending.session = true;
+                if self.sets.active.remove(&id) {
+                    self.writes.pending.session = true;
                 }
             }
         }
-        self.pending.chat = true;
+        self.writes.pending.chat = true;
     }
 
     fn render_cache(&mut self) -> String {
@@ -568,7 +568,7 @@ impl Session {
         let resolver = self.indexer.resolver.clone();
         let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
         let objects = Objects(&self.objects);
-        let buf = self.output.take_spare();
+        let buf = self.handover.previous.take_spare();
         self.cache.render_json(
             &self.chat.turns,
             &p,

@@ -59,7 +59,7 @@ impl Session {
 
     /// Whether the chat has no writes queued (a plan needs it flushed).
     pub fn chat_flushed(&self) -> bool {
-        !self.pending.chat
+        !self.writes.pending.chat
     }
 
     /// Number of flattened chat items (turn starts and messages).
@@ -128,7 +128,7 @@ impl Session {
     /// chat as it is now (the chat must have nothing queued).
     pub fn checkpoint_plan(&self, req: &CheckpointRequest, tx: i64) -> Result<Vec<NewCommit>> {
         self.ensure_open()?;
-        if self.pending.chat {
+        if self.writes.pending.chat {
             return Err(Error::Internal(NOT_FLUSHED.into()));
         }
         let to = self.chat.flat_len();
@@ -166,7 +166,7 @@ impl Session {
         if wants_delta {
             let (last_fp, msgs, tokens) = self.range_stats(from, to);
             let artifact = Artifact::ChatRange {
-                chat: self.chat_id.clone(),
+                chat: self.ids.chat.clone(),
                 tx,
                 from: from as u64,
                 to: to as u64,

@@ -15,9 +15,9 @@ impl Session {
         let Some(f) = self.cache.state.calls[call as usize].file else {
             return;
         };
-        let view = match &self.whole_output {
+        let view = match &self.handover.whole {
             Some(v) => v.as_str(),
-            None if self.output.seq() > 0 => self.output.last(),
+            None if self.handover.previous.seq() > 0 => self.handover.previous.last(),
             None => return,
         };
         let olds: Vec<&str> = crate::context::tool_args::edit_bodies(args)

@@ -116,7 +116,7 @@ impl Session {
         // What the model saw, for the next call's edit check: the previous
         // output holds it on the binding's path; a whole hand-over keeps a
         // copy (cache layout only).
-        self.whole_output = (whole == Whole::Keep
+        self.handover.whole = (whole == Whole::Keep
             && self.options.layout == crate::context::Layout::Cache)
             .then(|| out.clone());
         Ok(out)
@@ -235,7 +235,7 @@ impl Session {
     /// over, fingerprint). A caller keeps them to send stand-ins later
     /// ([`crate::context::ingest::STAND_IN_KEY`]).
     pub fn take_last_consumed(&mut self) -> Vec<(usize, String)> {
-        std::mem::take(&mut self.last_consumed)
+        std::mem::take(&mut self.handover.last_consumed)
     }
 
     /// Ingests a selection; `window` is the array from index `offset` on.
@@ -257,9 +257,9 @@ impl Session {
         self.cursor.commit(&sel);
         let any_new = !sel.new.is_empty();
         let moved = any_new || self.cursor.consumed != cursor_before;
-        self.last_consumed = sel.new;
+        self.handover.last_consumed = sel.new;
         if moved {
-            self.pending.chat = true;
+            self.writes.pending.chat = true;
         }
         // The cache layout collapses in epochs, at assembly.
         if any_new && self.options.layout == super::Layout::Spec {
@@ -413,7 +413,7 @@ impl Session {
                 format!("{base}:{n}")
             };
             // A harness id that itself ends in `:2` must not collide.
-            if !self.objects.contains_key(&id) && !self.session_index.contains(&id) {
+            if !self.objects.contains_key(&id) && !self.sets.index.contains(&id) {
                 return id;
             }
         }
@@ -469,7 +469,7 @@ impl Session {
                 args_display: Some(args_display(&tool, &args, context_tool)),
                 args,
                 status: if is_error { "fail" } else { "ok" }.into(),
-                chat_ref: self.chat_id.clone(),
+                chat_ref: self.ids.chat.clone(),
                 file_refs: (!file_refs.is_empty()).then(|| file_refs.clone()),
             },
         );
@@ -485,7 +485,7 @@ impl Session {
         // listed: the toolcall stays out of the pool).
         let file_shown = FILE_TOOLS.contains(&tool.as_str())
             && !is_error
-            && file_refs.iter().any(|f| self.active_set.contains(f));
+            && file_refs.iter().any(|f| self.sets.active.contains(f));
         let activate = !context_tool && !file_shown;
         // Context-management results carry nothing new: index only.
         self.enter(&id, activate, activate);
@@ -580,7 +580,7 @@ impl Session {
                     } else {
                         format!("{}/{}", base.trim_end_matches('/'), p)
                     };
-                    if let Some(id) = id_of(&full).filter(|id| self.session_index.contains(id)) {
+                    if let Some(id) = id_of(&full).filter(|id| self.sets.index.contains(id)) {
                         if !out.contains(&id) {
                             out.push(id);
                         }
@@ -604,17 +604,18 @@ impl Session {
     fn collapse(&mut self) {
         let turn = self.current_turn();
         let drop: Vec<String> = {
-            let counts = |id: &str| self.is_collapsible(id) && !self.pinned_set.contains(id);
+            let counts = |id: &str| self.is_collapsible(id) && !self.sets.pinned.contains(id);
             let kept = self.uses.kept(turn, &self.options.policy, counts);
-            self.active_set
+            self.sets
+                .active
                 .iter()
                 .filter(|id| counts(id) && !kept.contains(id.as_str()))
                 .cloned()
                 .collect()
         };
         for id in drop {
-            self.active_set.remove(&id);
-            self.pending.session = true;
+            self.sets.active.remove(&id);
+            self.writes.pending.session = true;
         }
     }
 
@@ -633,15 +634,15 @@ impl Session {
     fn record_call(&mut self) {
         let cache = self.options.layout == super::Layout::Cache;
         let mut versions = Vec::new();
-        for id in std::mem::take(&mut self.dirty_versions).iter() {
-            let cached = if *id == self.system_prompt_id {
+        for id in std::mem::take(&mut self.records.dirty_versions).iter() {
+            let cached = if *id == self.ids.system_prompt {
                 self.system_prompt.as_ref()
             } else {
                 self.objects.get(id)
             };
             let Some(c) = cached else { continue };
             let hash = c.object_hash().to_string();
-            if self.recorded.get(id) == Some(&hash) {
+            if self.records.recorded.get(id) == Some(&hash) {
                 continue;
             }
             versions.push(VersionRef {
@@ -650,31 +651,31 @@ impl Session {
                 object_hash: hash.clone(),
                 content_hash: c.str("content_hash").map(str::to_string),
             });
-            self.recorded.insert(id.clone(), hash);
+            self.records.recorded.insert(id.clone(), hash);
         }
         // Recomputed only when the active set or the pool changed: O(active
         // set) hash lookups per call otherwise.
-        let key = (self.active_set.version(), self.metadata_pool.version());
-        if self.active_positions.0 != key || key == (0, 0) {
-            let pool = &self.metadata_pool;
-            let positions = self.active_set.iter().filter_map(|id| pool.position(id));
-            self.active_positions = (key, positions.collect());
+        let key = (self.sets.active.version(), self.sets.pool.version());
+        if self.records.active_positions.0 != key || key == (0, 0) {
+            let pool = &self.sets.pool;
+            let positions = self.sets.active.iter().filter_map(|id| pool.position(id));
+            self.records.active_positions = (key, positions.collect());
         }
-        let active = self.active_positions.1.clone();
-        self.model_calls.push(ModelCallRecord {
-            call_index: self.model_calls.len(),
+        let active = self.records.active_positions.1.clone();
+        self.records.model_calls.push(ModelCallRecord {
+            call_index: self.records.model_calls.len(),
             messages_consumed: self.cursor.consumed,
             chat_messages: if cache {
                 self.cache.items.len()
             } else {
                 self.chat.rendered.len()
             },
-            pool_len: self.metadata_pool.len(),
+            pool_len: self.sets.pool.len(),
             active,
             versions,
             basis_tx: None,
             epochs: cache.then(|| self.cache_epochs()),
         });
-        self.pending.chat = true;
+        self.writes.pending.chat = true;
     }
 }

@@ -189,7 +189,7 @@ impl Session {
             s.system_prompt = Some(super::Known { doc: sp, tx: None });
         }
         s.restore(&session_doc, chat_doc.as_ref(), false).await?;
-        s.paged =
+        s.writes.paged =
             StoredPages::restored(session_desc.as_ref(), chat_desc.as_ref(), chat_doc.as_ref());
         Ok(s)
     }
@@ -208,13 +208,14 @@ impl Session {
     /// the model sees.
     pub fn object_lines(&self) -> Vec<ObjectLine> {
         let resolver = self.resolver();
-        self.session_index
+        self.sets
+            .index
             .iter()
             .map(|id| ObjectLine {
                 alias: self.alias_of(id),
                 entry: self.pool_entry(id, resolver),
-                active: self.active_set.contains(id),
-                pinned: self.pinned_set.contains(id),
+                active: self.sets.active.contains(id),
+                pinned: self.sets.pinned.contains(id),
             })
             .collect()
     }
@@ -226,8 +227,8 @@ impl Session {
             return Ok(id);
         }
         if self.objects.contains_key(target)
-            || target == self.chat_id
-            || target == self.session_doc_id
+            || target == self.ids.chat
+            || target == self.ids.session
         {
             return Ok(target.to_string());
         }
@@ -245,7 +246,7 @@ impl Session {
     /// What [`Session::call_summaries`] needs, detached from the session (so
     /// a binding can run it without holding the session).
     pub fn call_summary_plan(&self, from: usize, to: usize) -> Result<CallSummaryPlan> {
-        let to = to.min(self.model_calls.len());
+        let to = to.min(self.records.model_calls.len());
         let from = from.min(to);
         Ok(CallSummaryPlan {
             base: match to {
@@ -265,7 +266,7 @@ impl Session {
                         .collect()
                 })
                 .collect(),
-            consumed: self.model_calls[from..to]
+            consumed: self.records.model_calls[from..to]
                 .iter()
                 .map(|r| r.messages_consumed)
                 .collect(),

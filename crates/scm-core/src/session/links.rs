@@ -95,7 +95,7 @@ impl Session {
                 self.objects
                     .entry(id)
                     .or_insert(super::Known { doc, tx: None });
-            } else if !self.session_index.contains(&id) {
+            } else if !self.sets.index.contains(&id) {
                 let _ = self.adopt(doc);
             }
         }

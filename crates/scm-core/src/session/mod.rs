@@ -6,38 +6,32 @@
 //! transaction. `transform_context` and every async agent operation end with
 //! a flush, so the session document is written at most once per call.
 //!
-//! For a binding that keeps the session behind a mutex, every async method
-//! has a split form that never needs the lock across an await:
-//! [`Session::ingest_and_assemble`] / [`Session::take_pending`] →
-//! [`PendingWrite::submit`] (needs only the store) → [`Session::apply_receipt`]
-//! (or [`Session::restore_pending`] on failure); agent reads go through
-//! [`Session::indexer`] and then `apply_*`.
+//! A host that shares the session between concurrent calls holds a
+//! [`handle::SessionHandle`]: the same async operations (`drive.rs`, written
+//! once for both), its lock held only for synchronous steps, a write gate,
+//! write-behind.
 //!
-//! Sets (SSOT §3.1) hold content objects (`file`, `toolcall`) only:
-//! `session_index` (append-only), `metadata_pool`, `active_set`,
-//! `pinned_set`, all insertion-ordered.
-//!
-//! (Over ~800 lines for now: `Session`'s fields and its core lifecycle; its parts move into their own types one by one, issue 15 item 2.)
+//! `Session` is made of named parts (`parts.rs`): its documents' ids, the
+//! spec's four sets (SSOT §3.1: content objects only — `session_index`
+//! append-only, `metadata_pool`, `active_set`, `pinned_set`, all
+//! insertion-ordered), the objects it knows, the chat, the model calls'
+//! records, the writes, the spec layout's view, the cache layout, what the
+//! host was handed, the watcher.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::mpsc::Receiver;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::context::chat::{ChatJson, Turn};
 use crate::context::ingest::Cursor;
 use crate::context::spec_layout::{self, ActiveBlock, AssemblyInput};
 use crate::context::static_refs::{ModelCallRecord, ShownRef};
 use crate::error::{Error, Result};
 use crate::fs::indexer::Indexer;
 use crate::fs::resolver::{ResolvedPath, Resolver};
-use crate::fs::watcher::{WatchEvent, Watcher};
-use crate::model::{
-    assigned_document, chat_object_id, session_object_id, system_prompt_object_id, type_of,
-    FilesystemSource, ObjectType,
-};
+use crate::fs::watcher::WatchEvent;
+use crate::model::{assigned_document, FilesystemSource, ObjectType};
 use crate::store::{AsOf, Document, Store, TxReceipt, Version, ID_KEY};
 
 pub use crate::context::cache_layout::CacheStats;
@@ -63,6 +57,8 @@ mod ops;
 mod outage;
 mod output;
 pub mod paged;
+mod parts;
+use parts::{ChatState, Known, Queued, WatchState};
 mod persist;
 pub mod policy;
 mod reconstruct;
@@ -211,271 +207,35 @@ pub struct SessionSnapshot {
     pub pinned_set: Vec<String>,
 }
 
-/// A version the session knows (its latest as far as it knows); `tx` is the transaction at which it is known to
-/// be current (None: not known yet — the next flush's transaction).
-#[derive(Debug, Clone)]
-struct Known {
-    doc: Document,
-    tx: Option<i64>,
-}
-
-impl Known {
-    fn str(&self, k: &str) -> Option<&str> {
-        self.doc.get(k).and_then(Value::as_str)
-    }
-    fn object_type(&self) -> Option<ObjectType> {
-        type_of(&self.doc)
-    }
-    fn object_hash(&self) -> &str {
-        self.str("object_hash").unwrap_or_default()
-    }
-    fn is_stub(&self) -> bool {
-        self.object_type() == Some(ObjectType::File) && self.str("state") == Some("stub")
-    }
-    fn source(&self) -> Option<FilesystemSource> {
-        self.doc.get("source").and_then(FilesystemSource::from_json)
-    }
-}
-
-/// Live chat state: turns plus what is derived from them incrementally.
-#[derive(Debug, Default)]
-struct ChatState {
-    turns: Vec<Turn>,
-    /// Position of each turn's start in the flattened turns (see
-    /// [`paged`]): the turn start, then its messages.
-    turn_start: Vec<usize>,
-    /// Flattened positions changed in place since the last chat write.
-    changed: Vec<usize>,
-    /// Rendered chat messages (toolcall_refs), serialised, append-only.
-    rendered: ChatJson,
-    /// Assistant messages with unresolved tool calls:
-    /// (rendered index, turn, message index).
-    open: Vec<(usize, usize, usize)>,
-    /// Unresolved tool calls by harness id, oldest first:
-    /// (turn, message index, call position).
-    pending_calls: HashMap<String, VecDeque<(usize, usize, usize)>>,
-    /// Tool results seen per harness id (repeats get `:2`, `:3` …).
-    call_counts: HashMap<String, u32>,
-    /// Harness id → toolcall object ids, oldest first.
-    by_call_id: HashMap<String, Vec<String>>,
-    toolcall_refs: Vec<String>,
-}
-
-impl ChatState {
-    fn push_turn(&mut self, turn: Turn) {
-        self.turn_start.push(self.flat_len());
-        self.turns.push(turn);
-    }
-
-    /// Appends a message to the last turn: its position.
-    fn push_message(&mut self, entry: crate::context::chat::MessageEntry) -> (usize, usize) {
-        let t = self.turns.len() - 1;
-        let msgs = &mut self.turns[t].messages;
-        msgs.push(entry);
-        (t, msgs.len() - 1)
-    }
-
-    /// A message to change in place (its page is written again).
-    fn message_mut(&mut self, t: usize, m: usize) -> &mut crate::context::chat::MessageEntry {
-        self.changed.push(self.turn_start[t] + 1 + m);
-        &mut self.turns[t].messages[m]
-    }
-
-    /// Length of the flattened turns.
-    fn flat_len(&self) -> usize {
-        match (self.turn_start.last(), self.turns.last()) {
-            (Some(s), Some(t)) => s + 1 + t.messages.len(),
-            _ => 0,
-        }
-    }
-
-    /// After replacing `turns` wholesale.
-    fn reindex(&mut self) {
-        self.turn_start.clear();
-        let mut at = 0;
-        for t in &self.turns {
-            self.turn_start.push(at);
-            at += 1 + t.messages.len();
-        }
-        self.changed.clear();
-    }
-}
-
-/// Writes queued for the next flush.
-#[derive(Debug, Default)]
-struct Pending {
-    /// Every object version queued (content objects and the system prompt),
-    /// oldest first per object: an outage keeps each version, not only the
-    /// last (history is never erased).
-    versions: VersionQueue,
-    session: bool,
-    chat: bool,
-}
-
-impl Pending {
-    fn is_empty(&self) -> bool {
-        self.versions.is_empty() && !self.session && !self.chat
-    }
-}
-
-/// Object versions waiting to be written, in the order they were queued.
-/// Only a version identical to the one queued just before it (same
-/// `object_hash`) is merged into it: A, B, A stays three versions.
-#[derive(Debug, Default)]
-pub(crate) struct VersionQueue {
-    /// Ids in the order their first queued version was queued.
-    ids: OrderedSet,
-    by_id: HashMap<String, Queued>,
-}
-
-/// The queued versions of one object, and the version the first of them was
-/// derived from (what the session held as latest then; `None`: no version).
-/// A file version is written as a compare-and-set on it (issue 14: a version
-/// read during an outage must not land over a newer one another agent wrote
-/// meanwhile); each later version is derived from the one before it.
-#[derive(Debug, Clone)]
-pub(crate) struct Queued {
-    pub(crate) id: String,
-    pub(crate) base: Option<Document>,
-    pub(crate) docs: Vec<Document>,
-}
-
-impl VersionQueue {
-    fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    /// Queues `doc` as the newest version of `id`; `base` is the version it
-    /// was derived from (used when nothing of `id` is queued yet).
-    fn push(&mut self, id: &str, doc: Document, base: Option<Document>) {
-        self.ids.insert(id);
-        let queue = self.by_id.entry(id.to_string()).or_insert_with(|| Queued {
-            id: id.to_string(),
-            base,
-            docs: Vec::new(),
-        });
-        match queue.docs.last_mut() {
-            Some(last) if last.get("object_hash") == doc.get("object_hash") => *last = doc,
-            _ => queue.docs.push(doc),
-        }
-    }
-
-    /// Refreshes the descriptive fields of the newest queued version of
-    /// `id` when it is the same version as `doc`.
-    fn refresh(&mut self, id: &str, doc: &Document) {
-        if let Some(last) = self.by_id.get_mut(id).and_then(|q| q.docs.last_mut()) {
-            if last.get("object_hash") == doc.get("object_hash") {
-                *last = doc.clone();
-            }
-        }
-    }
-
-    /// Puts `older` (a failed write's versions, per id oldest first) before
-    /// what was queued since; an id's base is then the older write's.
-    fn prepend(&mut self, older: Vec<Queued>) {
-        let mut ids = OrderedSet::new();
-        let mut by_id: HashMap<String, Queued> = HashMap::new();
-        for q in older {
-            ids.insert(q.id.as_str());
-            let into = by_id.entry(q.id.clone()).or_insert_with(|| Queued {
-                docs: Vec::new(),
-                ..q.clone()
-            });
-            for d in q.docs {
-                match into.docs.last() {
-                    Some(l) if l.get("object_hash") == d.get("object_hash") => {}
-                    _ => into.docs.push(d),
-                }
-            }
-        }
-        let newer = std::mem::take(self);
-        for id in newer.ids.iter() {
-            ids.insert(id.as_str());
-        }
-        for (id, q) in newer.by_id {
-            let into = by_id.entry(id).or_insert_with(|| Queued {
-                docs: Vec::new(),
-                ..q.clone()
-            });
-            for d in q.docs {
-                match into.docs.last_mut() {
-                    Some(l) if l.get("object_hash") == d.get("object_hash") => *l = d,
-                    _ => into.docs.push(d),
-                }
-            }
-        }
-        *self = VersionQueue { ids, by_id };
-    }
-
-    /// Takes everything, in queue order.
-    fn take(&mut self) -> Vec<Queued> {
-        let mut by_id = std::mem::take(&mut self.by_id);
-        let ids = std::mem::take(&mut self.ids);
-        ids.iter().filter_map(|id| by_id.remove(id)).collect()
-    }
-}
-
-struct WatchState {
-    watcher: Watcher,
-    rx: Receiver<WatchEvent>,
-    tracked: HashSet<String>,
-}
-
 /// One agent session. See the module docs.
 pub struct Session {
     store: Arc<dyn Store>,
     indexer: Arc<Indexer>,
     options: SessionOptions,
-    session_doc_id: String,
-    chat_id: String,
-    system_prompt_id: String,
+    ids: parts::DocIds,
     system_prompt: Option<Known>,
-    session_index: OrderedSet,
-    metadata_pool: OrderedSet,
-    active_set: OrderedSet,
-    pinned_set: OrderedSet,
+    sets: parts::Sets,
+    /// Every object the session has met, at the version it knows.
     objects: HashMap<String, Known>,
-    /// Rendered pool lines (JSON-escaped), aligned with `metadata_pool`.
-    pool_lines: Vec<String>,
-    /// Escaped active blocks by id, with the object hash they render.
-    active_json: HashMap<String, (String, String)>,
+    spec_view: parts::SpecView,
     chat: ChatState,
     cursor: Cursor,
     uses: UseWindow,
-    model_calls: Vec<ModelCallRecord>,
-    /// What the store holds of the paged chat and session parts.
-    paged: persist::StoredPages,
-    /// Object hash last written into a model call record, per id.
-    recorded: HashMap<String, String>,
-    /// Pool objects (and the system prompt) whose shown version changed
-    /// since the last record.
-    dirty_versions: OrderedSet,
-    pending: Pending,
+    records: parts::Records,
+    writes: parts::Writes,
     watch: Option<WatchState>,
     closed: bool,
-    /// Aliases (both layouts) and the cache layout's state.
-    cache: crate::context::cache_layout::CacheLayout,
-    /// Why writes are queued (see [`Session::write_error`]).
-    write_error: Option<Error>,
-    /// The last output handed over as a delta (see [`output`]).
-    output: crate::context::output::PreviousOutput,
-    /// The last context handed over whole (not as a delta), for the next
-    /// call's edit check (working copies); None when the previous output
-    /// (the deltas' base) holds it.
-    whole_output: Option<String>,
-    /// What the last ingest consumed (see `take_last_consumed`).
-    last_consumed: Vec<(usize, String)>,
-    /// The active set's pool positions (each model call records them), with
-    /// the (active set, pool) versions they were computed for.
-    active_positions: ((u64, u64), Vec<usize>),
-    /// File-list lines by file index, with the listed size they were
-    /// rendered from (see `file_lines` in [`cache`]).
-    file_lines: Vec<Option<(u64, String)>>,
     /// Opened by [`Session::open_read_only`]: never writes to the store.
     read_only: bool,
+    /// Aliases (both layouts) and the cache layout's state.
+    cache: crate::context::cache_layout::CacheLayout,
+    /// Cache layout: file-list lines by file index, with the listed size
+    /// they were rendered from (see `file_lines` in [`cache`]).
+    file_lines: Vec<Option<(u64, String)>>,
     /// Cache layout: per file, the version the model last saw (see
     /// `notify_changes` in [`cache`]).
     seen: crate::context::notices::SeenFiles,
+    handover: parts::Handover,
     /// The context-commit chain's tip and the chat position after it
     /// (see [`checkpoint`]).
     commit_tip: Option<(String, u64)>,
@@ -487,50 +247,36 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("session_id", &self.options.session_id)
-            .field("session_index", &self.session_index.len())
-            .field("active_set", &self.active_set.len())
+            .field("session_index", &self.sets.index.len())
+            .field("active_set", &self.sets.active.len())
             .finish_non_exhaustive()
     }
 }
 
 impl Session {
     fn empty(store: Arc<dyn Store>, indexer: Arc<Indexer>, options: SessionOptions) -> Self {
-        let sid = options.session_id.clone();
         Self {
             store,
             indexer,
-            session_doc_id: session_object_id(&sid),
-            chat_id: chat_object_id(&sid),
-            system_prompt_id: system_prompt_object_id(&sid),
+            ids: parts::DocIds::of(&options.session_id),
             options,
             system_prompt: None,
-            session_index: OrderedSet::new(),
-            metadata_pool: OrderedSet::new(),
-            active_set: OrderedSet::new(),
-            pinned_set: OrderedSet::new(),
+            sets: Default::default(),
             objects: HashMap::new(),
-            pool_lines: Vec::new(),
-            active_json: HashMap::new(),
+            spec_view: Default::default(),
             chat: ChatState::default(),
             cursor: Cursor::default(),
             uses: UseWindow::default(),
-            model_calls: Vec::new(),
-            paged: Default::default(),
-            recorded: HashMap::new(),
-            dirty_versions: OrderedSet::new(),
-            pending: Pending::default(),
+            records: Default::default(),
+            writes: Default::default(),
             watch: None,
             closed: false,
+            read_only: false,
             cache: Default::default(),
-            write_error: None,
-            output: Default::default(),
-            whole_output: None,
             file_lines: Vec::new(),
             seen: Default::default(),
-            active_positions: ((0, 0), Vec::new()),
-            last_consumed: Vec::new(),
+            handover: Default::default(),
             commit_tip: None,
-            read_only: false,
             pins: Default::default(),
         }
     }
@@ -627,29 +373,30 @@ impl Session {
     pub fn snapshot(&self) -> SessionSnapshot {
         let resolver = self.resolver();
         let metadata_pool = self
-            .metadata_pool
+            .sets
+            .pool
             .iter()
             .map(|id| self.pool_entry(id, resolver))
             .collect();
         SessionSnapshot {
-            session_index: self.session_index.to_vec(),
+            session_index: self.sets.index.to_vec(),
             metadata_pool,
-            active_set: self.active_set.to_vec(),
-            pinned_set: self.pinned_set.to_vec(),
+            active_set: self.sets.active.to_vec(),
+            pinned_set: self.sets.pinned.to_vec(),
         }
     }
 
     /// The session's records of what each model call showed (expanded).
     pub fn model_call_count(&self) -> usize {
-        self.model_calls.len()
+        self.records.model_calls.len()
     }
 
     /// The exact versions call `call_index` showed: the system prompt, every
     /// pool object and therefore every active one.
     pub fn shown(&self, call_index: usize) -> Option<Vec<ShownRef>> {
-        let record = self.model_calls.get(call_index)?;
+        let record = self.records.model_calls.get(call_index)?;
         let mut latest: HashMap<&str, ShownRef> = HashMap::new();
-        for r in &self.model_calls[..=call_index] {
+        for r in &self.records.model_calls[..=call_index] {
             for v in &r.versions {
                 latest.insert(
                     &v.id,
@@ -663,10 +410,10 @@ impl Session {
             }
         }
         let mut out = Vec::new();
-        if let Some(sp) = latest.remove(self.system_prompt_id.as_str()) {
+        if let Some(sp) = latest.remove(self.ids.system_prompt.as_str()) {
             out.push(sp);
         }
-        for id in &self.metadata_pool.as_slice()[..record.pool_len] {
+        for id in &self.sets.pool.as_slice()[..record.pool_len] {
             if let Some(r) = latest.remove(id.as_str()) {
                 out.push(r);
             }
@@ -676,7 +423,7 @@ impl Session {
 
     /// The raw model call record.
     pub fn model_call(&self, call_index: usize) -> Option<&ModelCallRecord> {
-        self.model_calls.get(call_index)
+        self.records.model_calls.get(call_index)
     }
 
     // ---- store pass-throughs ----
@@ -757,9 +504,9 @@ impl Session {
                     if base.as_ref().map(|b| b.get("object_hash"))
                         != Some(doc.get("object_hash")) =>
                 {
-                    self.pending.versions.push(&id, doc.clone(), base)
+                    self.writes.pending.versions.push(&id, doc.clone(), base)
                 }
-                _ => self.pending.versions.refresh(&id, &doc),
+                _ => self.writes.pending.versions.refresh(&id, &doc),
             }
             if let Some(c) = self.objects.get_mut(&id) {
                 c.tx = c.tx.or(tx);
@@ -768,38 +515,38 @@ impl Session {
             return;
         }
         if let Some(base) = queue {
-            self.pending.versions.push(&id, doc.clone(), base);
+            self.writes.pending.versions.push(&id, doc.clone(), base);
         }
         self.objects.insert(id.clone(), Known { doc, tx });
         self.forget_file_line(&id);
         self.seen.new_version(&id);
-        if let Some(pos) = self.metadata_pool.position(&id) {
-            self.pool_lines[pos] = self.render_pool_line(&id);
-            self.dirty_versions.insert(id);
+        if let Some(pos) = self.sets.pool.position(&id) {
+            self.spec_view.pool_lines[pos] = self.render_pool_line(&id);
+            self.records.dirty_versions.insert(id);
         }
     }
 
     fn pool_insert(&mut self, id: &str) {
-        if !self.metadata_pool.insert(id) {
+        if !self.sets.pool.insert(id) {
             return;
         }
         let line = self.render_pool_line(id);
-        self.pool_lines.push(line);
-        self.dirty_versions.insert(id);
-        self.pending.session = true;
+        self.spec_view.pool_lines.push(line);
+        self.records.dirty_versions.insert(id);
+        self.writes.pending.session = true;
     }
 
     /// Adds a content object to the session index, the pool and (optionally)
     /// the active set.
     fn enter(&mut self, id: &str, pool: bool, active: bool) {
-        if self.session_index.insert(id) {
-            self.pending.session = true;
+        if self.sets.index.insert(id) {
+            self.writes.pending.session = true;
         }
         if pool || active {
             self.pool_insert(id);
         }
-        if active && self.active_set.insert(id) {
-            self.pending.session = true;
+        if active && self.sets.active.insert(id) {
+            self.writes.pending.session = true;
         }
         self.cache_file_entered(id);
     }
@@ -811,7 +558,7 @@ impl Session {
     fn record_use(&mut self, id: &str) {
         let turn = self.current_turn();
         self.uses.record(turn, id, self.options.policy.turns_back);
-        self.pending.session = true;
+        self.writes.pending.session = true;
     }
 
     // ---- watcher ----
@@ -902,17 +649,20 @@ impl Session {
             return;
         }
         let doc = assigned_document(
-            &self.system_prompt_id,
+            &self.ids.system_prompt,
             ObjectType::SystemPrompt,
             Some(prompt.to_string()),
             Map::new(),
         );
         let base = self.system_prompt.as_ref().map(|c| c.doc.clone());
-        self.pending
+        self.writes
+            .pending
             .versions
-            .push(&self.system_prompt_id, doc.clone(), base);
+            .push(&self.ids.system_prompt, doc.clone(), base);
         self.system_prompt = Some(Known { doc, tx: None });
-        self.dirty_versions.insert(self.system_prompt_id.clone());
+        self.records
+            .dirty_versions
+            .insert(self.ids.system_prompt.clone());
     }
 
     /// Sets or replaces the system prompt (written at the next flush).
@@ -924,7 +674,7 @@ impl Session {
 
     /// Whether writes are queued.
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.writes.pending.is_empty()
     }
 
     /// Submits every queued write in one transaction.
@@ -955,23 +705,31 @@ impl Session {
             return self.assemble_cache();
         }
         // Refresh the escaped active blocks whose version changed.
-        for id in self.active_set.iter() {
+        for id in self.sets.active.iter() {
             let Some(c) = self.objects.get(id) else {
                 continue;
             };
             let hash = self.render_key(&c.doc);
-            if self.active_json.get(id).is_some_and(|(h, _)| *h == hash) {
+            if self
+                .spec_view
+                .active_json
+                .get(id)
+                .is_some_and(|(h, _)| *h == hash)
+            {
                 continue;
             }
             let block = spec_layout::escaped_active_block(id, &self.active_text(&c.doc));
-            self.active_json.insert(id.clone(), (hash, block));
+            self.spec_view.active_json.insert(id.clone(), (hash, block));
         }
-        if self.active_json.len() > self.active_set.len() * 2 + 16 {
-            let active = &self.active_set;
-            self.active_json.retain(|id, _| active.contains(id));
+        if self.spec_view.active_json.len() > self.sets.active.len() * 2 + 16 {
+            let active = &self.sets.active;
+            self.spec_view
+                .active_json
+                .retain(|id, _| active.contains(id));
         }
         let blocks: Vec<ActiveBlock<'_>> = self
-            .active_set
+            .sets
+            .active
             .iter()
             .filter_map(|id| {
                 let c = self.objects.get(id)?;
@@ -979,7 +737,7 @@ impl Session {
                     id,
                     content_hash: c.str("content_hash"),
                     body: std::borrow::Cow::Borrowed(""),
-                    escaped: self.active_json.get(id).map(|(_, b)| b.as_str()),
+                    escaped: self.spec_view.active_json.get(id).map(|(_, b)| b.as_str()),
                 })
             })
             .map(|mut b| {
@@ -1009,7 +767,7 @@ impl Session {
         let missing = crate::context::chat::missing_positions(&self.chat.rendered, &open);
         let input = AssemblyInput {
             system_prompt: self.system_prompt(),
-            pool_lines: &self.pool_lines,
+            pool_lines: &self.spec_view.pool_lines,
             chat: &self.chat.rendered,
             missing: &missing,
             active: &blocks,

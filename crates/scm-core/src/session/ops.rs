@@ -108,7 +108,7 @@ impl Session {
                 Some(t.into()),
             ));
         }
-        if self.session_index.contains(t) {
+        if self.sets.index.contains(t) {
             return Ok(t.to_string());
         }
         if let Some(ids) = self.chat.by_call_id.get(t) {
@@ -119,7 +119,8 @@ impl Session {
         if t.len() >= MIN_PREFIX && t.bytes().all(|b| b.is_ascii_hexdigit()) {
             let t = t.to_ascii_lowercase();
             let hits: Vec<&String> = self
-                .session_index
+                .sets
+                .index
                 .iter()
                 .filter(|id| id.starts_with(&t))
                 .collect();
@@ -138,7 +139,7 @@ impl Session {
         }
         if let Ok(resolved) = self.resolver().resolve(t) {
             let id = resolved.source.file_object_id();
-            if self.session_index.contains(&id) {
+            if self.sets.index.contains(&id) {
                 return Ok(id);
             }
             if t.contains('/') || t.contains('.') {
@@ -216,7 +217,7 @@ impl Session {
             self.refresh_file(id);
         }
         // Ask before `enter`, which inserts into the active set itself.
-        let was_active = self.active_set.contains(id);
+        let was_active = self.sets.active.contains(id);
         self.enter(id, true, true);
         self.cache_undeactivate(id);
         self.record_use(id);
@@ -257,7 +258,7 @@ impl Session {
                 })
             }
         }
-        if !self.session_index.contains(&id) {
+        if !self.sets.index.contains(&id) {
             self.put_object(doc, None, false);
             self.enter(&id, true, false);
             self.track(&id);
@@ -345,17 +346,17 @@ impl Session {
     fn deactivate_id(&mut self, id: &str) -> SetOutcome {
         // Cache layout: its live calls collapse at the next epoch.
         let scheduled = self.cache_deactivate(id);
-        if !self.active_set.remove(id) && scheduled == 0 {
+        if !self.sets.active.remove(id) && scheduled == 0 {
             return SetOutcome::WasNotActive;
         }
-        self.pending.session = true;
+        self.writes.pending.session = true;
         if self.pin_only_exempts() {
-            if self.pinned_set.contains(id) {
+            if self.sets.pinned.contains(id) {
                 SetOutcome::DeactivatedStillPinned
             } else {
                 SetOutcome::Deactivated
             }
-        } else if self.pinned_set.remove(id) {
+        } else if self.sets.pinned.remove(id) {
             SetOutcome::DeactivatedAndUnpinned
         } else {
             SetOutcome::Deactivated
@@ -367,11 +368,11 @@ impl Session {
         if !exempt_only {
             self.make_active(id)?;
         }
-        if !self.pinned_set.insert(id) {
+        if !self.sets.pinned.insert(id) {
             return Ok(SetOutcome::AlreadyPinned);
         }
-        self.pending.session = true;
-        Ok(if !exempt_only || self.active_set.contains(id) {
+        self.writes.pending.session = true;
+        Ok(if !exempt_only || self.sets.active.contains(id) {
             SetOutcome::Pinned
         } else {
             SetOutcome::PinnedNotActive
@@ -379,8 +380,8 @@ impl Session {
     }
 
     fn unpin_id(&mut self, id: &str) -> SetOutcome {
-        if self.pinned_set.remove(id) {
-            self.pending.session = true;
+        if self.sets.pinned.remove(id) {
+            self.writes.pending.session = true;
             SetOutcome::Unpinned
         } else {
             SetOutcome::WasNotPinned
@@ -523,7 +524,7 @@ impl Session {
             if !self.objects.contains_key(&r.object_id) {
                 self.put_object(r.doc.clone(), r.receipt.as_ref().map(|x| x.tx_id), false);
             }
-            if !self.metadata_pool.contains(&r.object_id) {
+            if !self.sets.pool.contains(&r.object_id) {
                 new += 1;
             }
             self.enter(&r.object_id, true, false);

@@ -24,14 +24,14 @@ impl Session {
     /// The error of the last session write that failed: its documents are
     /// queued and go with the next flush. None once a write landed.
     pub fn write_error(&self) -> Option<&Error> {
-        self.write_error.as_ref()
+        self.writes.error.as_ref()
     }
 
     /// [`Session::restore_pending`] for a write that failed with `error`
     /// (the split form's counterpart of a failed [`Session::flush`]).
     pub fn restore_failed_write(&mut self, pending: PendingWrite, error: &Error) {
         self.restore_pending(pending);
-        self.write_error = Some(error.clone());
+        self.writes.error = Some(error.clone());
     }
 
     /// [`Session::flush`], except that a transient store error leaves the

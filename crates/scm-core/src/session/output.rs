@@ -17,7 +17,7 @@ impl Session {
         have: Option<u32>,
     ) -> Result<OutputDelta> {
         let json = self.assemble_json(messages, Whole::PreviousOutput)?;
-        Ok(self.output.next(json, have))
+        Ok(self.handover.previous.next(json, have))
     }
 
     /// [`Session::ingest_and_assemble_delta`] for an array in which messages
@@ -33,7 +33,7 @@ impl Session {
         let Some(json) = self.assemble_with_stand_ins_json(messages, Whole::PreviousOutput)? else {
             return Ok(None);
         };
-        Ok(Some(self.output.next(json, have)))
+        Ok(Some(self.handover.previous.next(json, have)))
     }
 
     /// [`Session::ingest_and_assemble_tail_json`] as a delta (None: the
@@ -49,6 +49,6 @@ impl Session {
         else {
             return Ok(None);
         };
-        Ok(Some(self.output.next(json, have)))
+        Ok(Some(self.handover.previous.next(json, have)))
     }
 }

@@ -400,19 +400,19 @@ impl PendingWrite {
 impl Session {
     /// The session head and its changed pages; the head's write number.
     fn session_write(&mut self, docs: &mut Vec<Draft>, parts: &mut Vec<PartWrite>) -> u64 {
-        let head = self.session_doc_id.clone();
-        let seq = next_seq(self.paged.session_seq);
+        let head = self.ids.session.clone();
+        let seq = next_seq(self.writes.paged.session_seq);
         let mut desc = PagedDesc {
             seq,
             parts: BTreeMap::new(),
         };
         for (part, set) in [
-            ("session_index", &mut self.session_index),
-            ("metadata_pool", &mut self.metadata_pool),
-            ("active_set", &mut self.active_set),
-            ("pinned_set", &mut self.pinned_set),
+            ("session_index", &mut self.sets.index),
+            ("metadata_pool", &mut self.sets.pool),
+            ("active_set", &mut self.sets.active),
+            ("pinned_set", &mut self.sets.pinned),
         ] {
-            let book = self.paged.parts.entry(part).or_default();
+            let book = self.writes.paged.parts.entry(part).or_default();
             if let Some(from) = set.take_changed_from() {
                 book.mark_from(from, set.len());
             }
@@ -424,7 +424,7 @@ impl Session {
         // The collapse window (descriptive, unhashed), so a resumed session
         // keeps collapsing exactly where it left off: flattened, as the
         // current turn's uses grow with it.
-        let book = self.paged.parts.entry("recent_use").or_default();
+        let book = self.writes.paged.parts.entry("recent_use").or_default();
         if let Some(from) = self.uses.take_changed_from() {
             book.mark_from(from, self.uses.flat_len());
         }
@@ -444,10 +444,10 @@ impl Session {
         parts.push(w);
         let mut f = Map::new();
         f.insert("session_id".into(), self.options.session_id.clone().into());
-        f.insert("chat_ref".into(), self.chat_id.clone().into());
+        f.insert("chat_ref".into(), self.ids.chat.clone().into());
         f.insert(
             "system_prompt_ref".into(),
-            self.system_prompt_id.clone().into(),
+            self.ids.system_prompt.clone().into(),
         );
         let doc = assigned_document(&head, ObjectType::Session, None, f);
         docs.push(Draft::Head {
@@ -460,7 +460,7 @@ impl Session {
 
     /// The chat head and its changed pages; the head's write number.
     fn chat_write(&mut self, docs: &mut Vec<Draft>, parts: &mut Vec<PartWrite>) -> u64 {
-        let head = self.chat_id.clone();
+        let head = self.ids.chat.clone();
         // The layout state's other (small) fields stay in the head.
         let layout = {
             let s = &mut self.cache.state;
@@ -479,7 +479,7 @@ impl Session {
             }
             v
         };
-        let books = &mut self.paged;
+        let books = &mut self.writes.paged;
         let seq = next_seq(books.chat_seq);
         let chat = &mut self.chat;
         let cache = &mut self.cache;
@@ -512,9 +512,9 @@ impl Session {
         out.push(book.write(
             &head,
             "model_calls",
-            self.model_calls.len(),
+            self.records.model_calls.len(),
             seq,
-            to_values(&self.model_calls),
+            to_values(&self.records.model_calls),
             docs,
         ));
 
@@ -559,7 +559,7 @@ impl Session {
                 .collect(),
         };
         let mut f = Map::new();
-        f.insert("session_ref".into(), self.session_doc_id.clone().into());
+        f.insert("session_ref".into(), self.ids.session.clone().into());
         f.insert("turn_count".into(), chat.turns.len().into());
         let mut doc = assigned_document(&head, ObjectType::Chat, Some(String::new()), f);
         // Descriptive (unhashed): the cursor and the cache layout's state.
@@ -584,10 +584,10 @@ impl Session {
     /// Takes every queued write (see [`PendingWrite`]).
     pub fn take_pending(&mut self) -> Option<PendingWrite> {
         // A read-only session (`open_read_only`) never writes.
-        if self.pending.is_empty() || self.read_only {
+        if self.writes.pending.is_empty() || self.read_only {
             return None;
         }
-        let mut pending = std::mem::take(&mut self.pending);
+        let mut pending = std::mem::take(&mut self.writes.pending);
         let queued = pending.versions.take();
         let rounds = queued.iter().map(|q| q.docs.len()).max().unwrap_or(1);
         let written = queued
@@ -615,7 +615,7 @@ impl Session {
             session_seq,
             session: pending.session,
             chat: pending.chat,
-            records: self.model_calls.len(),
+            records: self.records.model_calls.len(),
             indexer: self.indexer.clone(),
             dropped: HashMap::new(),
             rebased: Vec::new(),
@@ -626,12 +626,12 @@ impl Session {
 
     /// Records a landed write: the written versions are current as of it.
     pub fn apply_receipt(&mut self, pending: &PendingWrite, receipt: &TxReceipt) {
-        self.write_error = None;
+        self.writes.error = None;
         for (id, hash) in &pending.written {
             if pending.dropped.contains_key(id) {
                 continue;
             }
-            let cached = if *id == self.system_prompt_id {
+            let cached = if *id == self.ids.system_prompt {
                 self.system_prompt.as_mut()
             } else {
                 self.objects.get_mut(id)
@@ -641,25 +641,25 @@ impl Session {
             }
         }
         for w in &pending.parts {
-            self.paged.book(w.part).landed(w);
+            self.writes.paged.book(w.part).landed(w);
         }
         // What the store holds of the files re-based on the disk.
         for (doc, tx) in &pending.rebased {
             self.put_object(doc.clone(), *tx, false);
         }
         if let Some(seq) = pending.chat_seq {
-            self.paged.chat_seq = seq;
+            self.writes.paged.chat_seq = seq;
         }
         if let Some(seq) = pending.session_seq {
-            self.paged.session_seq = seq;
+            self.writes.paged.session_seq = seq;
         }
         if pending.chat {
             for i in (0..pending.records).rev() {
-                if self.model_calls[i].basis_tx.is_some() {
+                if self.records.model_calls[i].basis_tx.is_some() {
                     break;
                 }
-                self.model_calls[i].basis_tx = Some(receipt.tx_id);
-                self.paged.mark_record(i);
+                self.records.model_calls[i].basis_tx = Some(receipt.tx_id);
+                self.writes.paged.mark_record(i);
             }
         }
     }
@@ -696,12 +696,12 @@ impl Session {
                 })
             })
             .collect();
-        self.pending.versions.prepend(older);
+        self.writes.pending.versions.prepend(older);
         for w in &pending.parts {
-            self.paged.book(w.part).failed(w);
+            self.writes.paged.book(w.part).failed(w);
         }
-        self.pending.session |= pending.session;
-        self.pending.chat |= pending.chat;
+        self.writes.pending.session |= pending.session;
+        self.writes.pending.chat |= pending.chat;
     }
 }
 

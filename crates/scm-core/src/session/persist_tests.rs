@@ -18,20 +18,20 @@ use crate::store::AsOf;
 fn unpaged_chat(s: &Session) -> Document {
     let mut f = Map::new();
     f.insert("turns".into(), serde_json::to_value(&s.chat.turns).unwrap());
-    f.insert("session_ref".into(), s.session_doc_id.clone().into());
+    f.insert("session_ref".into(), s.ids.session.clone().into());
     f.insert("turn_count".into(), s.chat.turns.len().into());
     f.insert(
         "toolcall_refs".into(),
         Value::from(s.chat.toolcall_refs.clone()),
     );
-    let mut d = assigned_document(&s.chat_id, ObjectType::Chat, Some(String::new()), f);
+    let mut d = assigned_document(&s.ids.chat, ObjectType::Chat, Some(String::new()), f);
     d.insert(
         "cursor".into(),
         json!({"consumed": s.cursor.consumed, "last_fp": s.cursor.last_fp}),
     );
     d.insert(
         "model_calls".into(),
-        serde_json::to_value(&s.model_calls).unwrap(),
+        serde_json::to_value(&s.records.model_calls).unwrap(),
     );
     let (aliases, layout) = s.cache_persisted();
     d.insert("aliases".into(), aliases);
@@ -44,16 +44,16 @@ fn unpaged_session(s: &Session) -> Document {
     let ids = |s: &OrderedSet| Value::from(s.to_vec());
     let mut f = Map::new();
     f.insert("session_id".into(), s.options.session_id.clone().into());
-    f.insert("chat_ref".into(), s.chat_id.clone().into());
+    f.insert("chat_ref".into(), s.ids.chat.clone().into());
     f.insert(
         "system_prompt_ref".into(),
-        s.system_prompt_id.clone().into(),
+        s.ids.system_prompt.clone().into(),
     );
-    f.insert("session_index".into(), ids(&s.session_index));
-    f.insert("metadata_pool".into(), ids(&s.metadata_pool));
-    f.insert("active_set".into(), ids(&s.active_set));
-    f.insert("pinned_set".into(), ids(&s.pinned_set));
-    let mut d = assigned_document(&s.session_doc_id, ObjectType::Session, None, f);
+    f.insert("session_index".into(), ids(&s.sets.index));
+    f.insert("metadata_pool".into(), ids(&s.sets.pool));
+    f.insert("active_set".into(), ids(&s.sets.active));
+    f.insert("pinned_set".into(), ids(&s.sets.pinned));
+    let mut d = assigned_document(&s.ids.session, ObjectType::Session, None, f);
     d.insert("recent_use".into(), serde_json::to_value(&s.uses).unwrap());
     d
 }
@@ -162,7 +162,7 @@ async fn roundtrip(store: Arc<dyn Store>) {
         expected.push((r.tx_id, chat, session));
     }
     assert!(s.cache_epochs() > 0, "the test needs epochs");
-    let (chat_id, session_id) = (s.chat_id.clone(), s.session_doc_id.clone());
+    let (chat_id, session_id) = (s.ids.chat.clone(), s.ids.session.clone());
     let last = expected.last().unwrap();
     assert_eq!(
         paged::get(&*store, &chat_id).await.unwrap().unwrap(),

@@ -73,19 +73,19 @@ async fn fetch_verified(
 impl Session {
     /// Detaches what reconstruction of `call_index` needs.
     pub fn reconstruct_plan(&self, call_index: usize) -> Result<ReconstructPlan> {
-        if call_index >= self.model_calls.len() {
+        if call_index >= self.records.model_calls.len() {
             return Err(Error::InvalidArgument(format!(
                 "no model call {call_index}: this session has {}",
-                self.model_calls.len()
+                self.records.model_calls.len()
             )));
         }
         Ok(ReconstructPlan {
             call_index,
-            records: self.model_calls[..=call_index].to_vec(),
+            records: self.records.model_calls[..=call_index].to_vec(),
             session_id: self.options.session_id.clone(),
-            session_doc_id: self.session_doc_id.clone(),
-            chat_id: self.chat_id.clone(),
-            system_prompt_id: self.system_prompt_id.clone(),
+            session_doc_id: self.ids.session.clone(),
+            chat_id: self.ids.chat.clone(),
+            system_prompt_id: self.ids.system_prompt.clone(),
             layout: self.options.layout,
             resolver: self.indexer.resolver.clone(),
             cache: self.options.cache.clone(),

@@ -86,9 +86,9 @@ impl Session {
         validate_session_id(&options.session_id)?;
         let mut s = Session::empty(store.clone(), indexer, options);
         let ids = vec![
-            s.session_doc_id.clone(),
-            s.chat_id.clone(),
-            s.system_prompt_id.clone(),
+            s.ids.session.clone(),
+            s.ids.chat.clone(),
+            s.ids.system_prompt.clone(),
             crate::commits::timeline::head_id(&crate::commits::timeline::session_key(
                 &s.options.session_id,
             )),
@@ -102,14 +102,14 @@ impl Session {
         if let Some(head) = docs.remove(&ids[3]) {
             s.commit_tip = crate::commits::timeline::tip_of(head)?;
         }
-        if let Some(sp) = docs.remove(&s.system_prompt_id) {
+        if let Some(sp) = docs.remove(&s.ids.system_prompt) {
             s.system_prompt = Some(Known { doc: sp, tx: None });
         }
-        match docs.remove(&s.session_doc_id) {
+        match docs.remove(&s.ids.session) {
             Some(session_head) => {
                 let session_desc = PagedDesc::of(&session_head);
                 let session_doc = paged::materialise_latest(&*store, session_head).await?;
-                let (chat_desc, chat_doc) = match docs.remove(&s.chat_id) {
+                let (chat_desc, chat_doc) = match docs.remove(&s.ids.chat) {
                     Some(head) => (
                         PagedDesc::of(&head),
                         Some(paged::materialise_latest(&*store, head).await?),
@@ -117,15 +117,15 @@ impl Session {
                     None => (None, None),
                 };
                 s.restore(&session_doc, chat_doc.as_ref(), true).await?;
-                s.paged = StoredPages::restored(
+                s.writes.paged = StoredPages::restored(
                     session_desc.as_ref(),
                     chat_desc.as_ref(),
                     chat_doc.as_ref(),
                 );
             }
             None => {
-                s.pending.session = true;
-                s.pending.chat = true;
+                s.writes.pending.session = true;
+                s.writes.pending.chat = true;
             }
         }
         if let Some(p) = s.options.system_prompt.clone() {
@@ -172,7 +172,7 @@ impl Session {
             rx,
             tracked: Default::default(),
         });
-        let ids: Vec<String> = self.session_index.to_vec();
+        let ids: Vec<String> = self.sets.index.to_vec();
         for id in ids {
             self.track(&id);
         }
@@ -187,14 +187,14 @@ impl Session {
     ) -> Result<()> {
         use super::OrderedSet;
         let parsed = SessionDoc::parse(session_doc)?;
-        self.session_index = OrderedSet::from_ids(parsed.session_index);
-        self.metadata_pool = OrderedSet::from_ids(parsed.metadata_pool);
-        self.active_set = OrderedSet::from_ids(parsed.active_set);
-        self.pinned_set = OrderedSet::from_ids(parsed.pinned_set);
+        self.sets.index = OrderedSet::from_ids(parsed.session_index);
+        self.sets.pool = OrderedSet::from_ids(parsed.metadata_pool);
+        self.sets.active = OrderedSet::from_ids(parsed.active_set);
+        self.sets.pinned = OrderedSet::from_ids(parsed.pinned_set);
         self.uses = parsed.recent_use.unwrap_or_default();
 
         // Batch-fetch every indexed object.
-        let all = self.session_index.to_vec();
+        let all = self.sets.index.to_vec();
         for chunk in all.chunks(FETCH_CHUNK) {
             for doc in self.store.get_many(chunk).await? {
                 if let Some(id) = doc.get(ID_KEY).and_then(Value::as_str).map(str::to_string) {
@@ -205,7 +205,7 @@ impl Session {
 
         if let Some(chat_doc) = chat_doc {
             let mut chat = ChatDoc::parse(chat_doc).map_err(|e| {
-                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.chat_id))
+                Error::StoreProtocol(format!("chat {}: bad turns: {e}", self.ids.chat))
             })?;
             let (aliases, layout) = (chat.aliases.take(), chat.layout.take());
             self.restore_chat(chat);
@@ -218,32 +218,35 @@ impl Session {
         }
 
         // Rebuild the pool lines and what changed since the last record.
-        self.pool_lines = self
-            .metadata_pool
+        self.spec_view.pool_lines = self
+            .sets
+            .pool
             .iter()
             .map(|id| self.render_pool_line(id))
             .collect();
         let mut dirty: Vec<String> = self
-            .metadata_pool
+            .sets
+            .pool
             .iter()
             .filter(|id| {
                 self.objects.get(*id).map(|c| c.object_hash())
-                    != self.recorded.get(*id).map(String::as_str)
+                    != self.records.recorded.get(*id).map(String::as_str)
             })
             .cloned()
             .collect();
         if let Some(sp) = &self.system_prompt {
             if self
+                .records
                 .recorded
-                .get(&self.system_prompt_id)
+                .get(&self.ids.system_prompt)
                 .map(String::as_str)
                 != Some(sp.object_hash())
             {
-                dirty.push(self.system_prompt_id.clone());
+                dirty.push(self.ids.system_prompt.clone());
             }
         }
         for id in dirty {
-            self.dirty_versions.insert(id);
+            self.records.dirty_versions.insert(id);
         }
         Ok(())
     }
@@ -251,10 +254,12 @@ impl Session {
     fn restore_chat(&mut self, parsed: ChatDoc) {
         let cursor = parsed.cursor();
         let turns = parsed.turns;
-        self.model_calls = parsed.model_calls.unwrap_or_default();
-        for r in &self.model_calls {
+        self.records.model_calls = parsed.model_calls.unwrap_or_default();
+        for r in &self.records.model_calls {
             for v in &r.versions {
-                self.recorded.insert(v.id.clone(), v.object_hash.clone());
+                self.records
+                    .recorded
+                    .insert(v.id.clone(), v.object_hash.clone());
             }
         }
         self.chat.toolcall_refs = parsed.toolcall_refs;
@@ -312,7 +317,7 @@ impl Session {
     async fn reconcile(&mut self) -> Result<()> {
         let upgrade = self.options.resume_upgrades_stubs;
         let mut work: Vec<(ResolvedPath, String)> = Vec::new();
-        for id in self.session_index.iter() {
+        for id in self.sets.index.iter() {
             let Some(c) = self.objects.get(id) else {
                 continue;
             };
@@ -471,7 +476,7 @@ impl Session {
                 }
             }
         }
-        let files: Vec<String> = self.session_index.iter().cloned().collect();
+        let files: Vec<String> = self.sets.index.iter().cloned().collect();
         for id in files {
             self.cache_file_entered(&id);
         }

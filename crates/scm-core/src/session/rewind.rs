@@ -210,7 +210,7 @@ pub async fn restore(
 impl Session {
     /// The model call records as this session holds them (for [`restore`]).
     pub fn model_call_records(&self) -> Value {
-        serde_json::to_value(&self.model_calls).unwrap_or(Value::Array(Vec::new()))
+        serde_json::to_value(&self.records.model_calls).unwrap_or(Value::Array(Vec::new()))
     }
 
     /// Whether the host's `messages` continue what the session consumed (a
