@@ -42,7 +42,7 @@ pub use crate::context::{Layout, RenderOptions};
 pub use policy::{CollapsePolicy, UseWindow};
 pub use sets::OrderedSet;
 
-mod cache;
+mod cache_feed;
 mod checkpoint;
 mod copies;
 pub mod discovery;
@@ -50,14 +50,14 @@ pub mod documents;
 mod drive;
 mod fork;
 pub mod handle;
-mod ingest;
+mod handover;
 pub mod inspect;
 pub mod links;
 mod ops;
 mod outage;
-mod output;
 pub mod paged;
 mod parts;
+mod transcript;
 use parts::{ChatState, Known, Queued, WatchState};
 mod persist;
 pub mod policy;
@@ -230,10 +230,10 @@ pub struct Session {
     /// Aliases (both layouts) and the cache layout's state.
     cache: crate::context::cache_layout::CacheLayout,
     /// Cache layout: file-list lines by file index, with the listed size
-    /// they were rendered from (see `file_lines` in [`cache`]).
+    /// they were rendered from (see `file_lines` in [`cache_feed`]).
     file_lines: Vec<Option<(u64, String)>>,
     /// Cache layout: per file, the version the model last saw (see
-    /// `notify_changes` in [`cache`]).
+    /// `notify_changes` in [`cache_feed`]).
     seen: crate::context::notices::SeenFiles,
     handover: parts::Handover,
     /// The context-commit chain's tip and the chat position after it

@@ -87,7 +87,7 @@ pub(super) struct SpecView {
 /// What the host was handed.
 #[derive(Debug, Default)]
 pub(super) struct Handover {
-    /// The last output handed over as a delta (see [`super::output`]).
+    /// The last output handed over as a delta (see [`super::handover`]).
     pub(super) previous: PreviousOutput,
     /// The last context handed over whole (not as a delta), for the next
     /// call's edit check (working copies); None when `previous` holds it.

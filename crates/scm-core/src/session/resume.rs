@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
-use super::cache::Seen;
+use super::cache_feed::Seen;
 use super::documents::{ChatDoc, SessionDoc};
 use super::paged::{self, PagedDesc};
 use super::persist::StoredPages;

@@ -318,7 +318,7 @@ impl Session {
                 });
             }
             MessageKind::Skipped => {
-                let raw = super::cache::keeps_raw(&role).then(|| msg.clone());
+                let raw = super::cache_feed::keeps_raw(&role).then(|| msg.clone());
                 let (t, m) = self.push_entry(MessageEntry {
                     role,
                     fp,

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::ingest::Whole;
+use super::transcript::Whole;
 use super::Session;
 use crate::context::output::OutputDelta;
 use crate::error::Result;
