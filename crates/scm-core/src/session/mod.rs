@@ -44,7 +44,6 @@ pub use sets::OrderedSet;
 
 mod cache_feed;
 mod checkpoint;
-mod copies;
 pub mod discovery;
 pub mod documents;
 mod drive;
@@ -57,6 +56,7 @@ mod ops;
 mod outage;
 pub mod paged;
 mod parts;
+mod recall;
 mod transcript;
 use parts::{ChatState, Known, Queued, WatchState};
 mod persist;
