@@ -22,7 +22,7 @@
 //! **Working copies.** A file the agent edits *from memory* — one of its
 //! edits quoted text the model could not see, or failed, or the agent
 //! wrote it and it is larger than the views' budget (`CacheState::recall`,
-//! kept by `session/copies.rs`) — whose view cannot be kept (too big: a plan
+//! kept by `session/recall.rs`) — whose view cannot be kept (too big: a plan
 //! document written once and ticked off for hundreds of calls, whose write
 //! plus every edit body is twice the file; or partly collapsed) is shown
 //! once as its *current version*, while the copies fit in
