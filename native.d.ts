@@ -128,13 +128,11 @@ export declare class NativeSession {
   /** Files under the workspace named in a bash command or its output → discovery stubs. */
   observeBash(command: string, output?: string | undefined | null): Promise<JsOpResult>
   /**
-   * Load an object's content into context. Synchronous: the session
-   * write is queued (see `flush`); a stub is read from disk now.
+   * activate / deactivate / pin / unpin (`op`) of an object of this
+   * session. Synchronous: the session write is queued (see `flush`); a
+   * stub is read from disk now.
    */
-  activate(target: string): JsOpResult
-  deactivate(target: string): JsOpResult
-  pin(target: string): JsOpResult
-  unpin(target: string): JsOpResult
+  setOp(op: string, target: string): JsOpResult
   /**
    * Sets the system prompt the model gets (the harness's own, when it
    * sends it itself): a new version of `system_prompt:<id>` when it

@@ -21,7 +21,6 @@ const STARTED = Symbol('scm.started');
 // Message object → the engine's fingerprint of it, for the messages it consumed (see #whole).
 const FPS = Symbol('scm.fps');
 const STAND_IN = 'scm:fp';
-const SET_OPS = new Set(['activate', 'deactivate', 'pin', 'unpin']);
 // Strings at least this long cross beside the JSON (see windowJson).
 const LIFT_CHARS = 2048;
 const LIFTED = 'scm:lifted';
@@ -401,8 +400,7 @@ class ContextManager {
 
   /** Synchronous activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
   setOpSync(op, target) {
-    if (!SET_OPS.has(op)) throw codedError('INVALID_ARGUMENT', `setOpSync: unknown operation ${op}`);
-    return opResult(wrap(() => this[NATIVE][op](target)));
+    return opResult(wrap(() => this[NATIVE].setOp(String(op), target)));
   }
 
   /** A file the agent wrote (the harness did the write): new version, active. */

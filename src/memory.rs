@@ -5,11 +5,10 @@
 use napi_derive::napi;
 use scm_core::memory::links::{self, Select};
 use scm_core::memory::{self, versions::object_id_for, SearchOptions, VersionRef};
-use scm_core::session::SetOp;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::errors::{invalid_arg, parse_json, to_js, to_json, IntoJsResult};
+use crate::errors::{parse_json, to_js, to_json, IntoJsResult};
 use crate::session::JsOpResult;
 use crate::session::JsSession;
 
@@ -138,9 +137,7 @@ impl JsSession {
     /// first). The session write is queued (see `flush`).
     #[napi]
     pub async fn set_op_any(&self, op: String, target: String) -> napi::Result<JsOpResult> {
-        let Some(set_op) = SetOp::parse(&op) else {
-            return Err(invalid_arg(format!("unknown set operation {op:?}")));
-        };
+        let set_op = crate::session::set_op_named(&op)?;
         self.handle
             .set_op_any(set_op, &target)
             .await

@@ -13,7 +13,7 @@ use scm_core::fs::resolver::{MountMapping, Resolver};
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
 use scm_core::session::handle::{HandleOptions, OpenFrom, SessionHandle};
 use scm_core::session::{
-    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, OutputDelta, Session,
+    CachePolicy, CollapsePolicy, FileOp, Layout, OpResult, OutputDelta, Session, SetOp,
 };
 use scm_core::store::Store;
 use serde_json::Value;
@@ -606,36 +606,14 @@ impl JsSession {
             .map(Into::into)
     }
 
-    /// Load an object's content into context. Synchronous: the session
-    /// write is queued (see `flush`); a stub is read from disk now.
+    /// activate / deactivate / pin / unpin (`op`) of an object of this
+    /// session. Synchronous: the session write is queued (see `flush`); a
+    /// stub is read from disk now.
     #[napi(catch_unwind)]
-    pub fn activate(&self, target: String) -> napi::Result<JsOpResult> {
+    pub fn set_op(&self, op: String, target: String) -> napi::Result<JsOpResult> {
+        let op = set_op_named(&op)?;
         self.handle
-            .with(|s| Ok(s.activate(&target)))
-            .js()
-            .map(Into::into)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn deactivate(&self, target: String) -> napi::Result<JsOpResult> {
-        self.handle
-            .with(|s| Ok(s.deactivate(&target)))
-            .js()
-            .map(Into::into)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn pin(&self, target: String) -> napi::Result<JsOpResult> {
-        self.handle
-            .with(|s| Ok(s.pin(&target)))
-            .js()
-            .map(Into::into)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn unpin(&self, target: String) -> napi::Result<JsOpResult> {
-        self.handle
-            .with(|s| Ok(s.unpin(&target)))
+            .with(|s| Ok(s.set_op(op, &target)))
             .js()
             .map(Into::into)
     }
@@ -764,6 +742,11 @@ impl JsSession {
     pub async fn close(&self) -> napi::Result<()> {
         self.handle.close().await.js()
     }
+}
+
+/// The core's set operation named `op`.
+pub(crate) fn set_op_named(op: &str) -> napi::Result<SetOp> {
+    SetOp::parse(op).ok_or_else(|| invalid_arg(format!("unknown set operation {op:?}")))
 }
 
 /// Ingest + assemble from a window of the transcript (`tail` =
