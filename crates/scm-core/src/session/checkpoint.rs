@@ -223,12 +223,6 @@ impl Session {
             self.commit_tip = Some((c.id.clone(), to));
         }
     }
-
-    /// Flush, plan, create, record: the whole checkpoint. Returns the last
-    /// commit made, or the current tip when there was nothing to commit.
-    pub async fn checkpoint(&mut self, req: &CheckpointRequest) -> Result<Option<Commit>> {
-        super::drive::checkpoint(self, req).await
-    }
 }
 
 impl Session {

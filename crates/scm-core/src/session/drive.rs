@@ -333,3 +333,59 @@ pub(super) async fn rewind<D: Drive>(
     d.replace(fresh)?;
     Ok(Some(target.commit))
 }
+
+/// The owned session's async operations: each is the one written above.
+impl Session {
+    /// Flush, plan, create, record: the whole checkpoint. Returns the last
+    /// commit made, or the current tip when there was nothing to commit.
+    pub async fn checkpoint(&mut self, req: &CheckpointRequest) -> Result<Option<Commit>> {
+        checkpoint(self, req).await
+    }
+
+    /// `expand(target, select)`: activates what the object references
+    /// (all links, or those `select` keeps). The session flushes once.
+    pub async fn expand(&mut self, target: &str, select: &Select) -> Result<Vec<ExpandItem>> {
+        Ok(expand(self, target, select).await?.1)
+    }
+
+    /// activate / deactivate / pin / unpin, also of an object of the store
+    /// this session has not seen (it joins the session index and pool
+    /// first); an activated note brings its link targets.
+    pub async fn set_op_any(&mut self, op: super::SetOp, target: &str) -> Result<OpResult> {
+        set_op_any(self, op, target).await
+    }
+
+    /// Submits every queued write in one transaction.
+    pub async fn flush(&mut self) -> Result<Option<TxReceipt>> {
+        submit(self).await
+    }
+
+    pub(super) async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
+        file_op(self, op, path).await
+    }
+
+    pub(super) async fn discover(&mut self, plan: super::DiscoveryPlan) -> Result<OpResult> {
+        discover(self, move |_| plan.paths).await
+    }
+
+    /// [`Session::flush`], except that a transient store error leaves the
+    /// write queued and is only reported by [`Session::write_error`].
+    pub async fn flush_tolerant(&mut self) -> Result<Option<TxReceipt>> {
+        flush_tolerant(self).await
+    }
+
+    /// The whole move for a host branch switch: commit what is new
+    /// (`req`, normally a turn boundary), find the commit `messages` map to
+    /// (or the root), restore it, open again. Returns the session to use
+    /// from now on and whether it moved and to which commit (`Some(None)`:
+    /// to the root; None: the branch continues the session, or nothing maps;
+    /// the session is then unchanged).
+    pub async fn rewind(
+        mut self,
+        messages: &[Value],
+        req: &super::CheckpointRequest,
+    ) -> Result<(Session, Option<Option<Commit>>)> {
+        let moved = rewind(&mut self, messages, req).await?;
+        Ok((self, moved))
+    }
+}

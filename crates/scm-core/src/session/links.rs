@@ -6,8 +6,7 @@ use std::borrow::Cow;
 
 use super::{OpResult, Session};
 use crate::context::spec_layout;
-use crate::error::Result;
-use crate::memory::links::{self, ExpandItem, Select};
+use crate::memory::links::{self, ExpandItem};
 use crate::store::Document;
 
 impl Session {
@@ -111,19 +110,6 @@ impl Session {
             return item(id, path, &OpResult::failure(&e, Some(id.to_owned())));
         }
         item(id, path, &self.activate(id))
-    }
-
-    /// `expand(target, select)`: activates what the object references
-    /// (all links, or those `select` keeps). The session flushes once.
-    pub async fn expand(&mut self, target: &str, select: &Select) -> Result<Vec<ExpandItem>> {
-        Ok(super::drive::expand(self, target, select).await?.1)
-    }
-
-    /// activate / deactivate / pin / unpin, also of an object of the store
-    /// this session has not seen (it joins the session index and pool
-    /// first); an activated note brings its link targets.
-    pub async fn set_op_any(&mut self, op: super::SetOp, target: &str) -> Result<OpResult> {
-        super::drive::set_op_any(self, op, target).await
     }
 }
 

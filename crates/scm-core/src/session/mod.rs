@@ -32,7 +32,7 @@ use crate::fs::indexer::Indexer;
 use crate::fs::resolver::{ResolvedPath, Resolver};
 use crate::fs::watcher::WatchEvent;
 use crate::model::{assigned_document, FilesystemSource, ObjectType};
-use crate::store::{AsOf, Document, Store, TxReceipt, Version, ID_KEY};
+use crate::store::{AsOf, Document, Store, Version, ID_KEY};
 
 pub use crate::context::cache_layout::CacheStats;
 pub use crate::context::epochs::CachePolicy;
@@ -675,11 +675,6 @@ impl Session {
     /// Whether writes are queued.
     pub fn has_pending(&self) -> bool {
         !self.writes.pending.is_empty()
-    }
-
-    /// Submits every queued write in one transaction.
-    pub async fn flush(&mut self) -> Result<Option<TxReceipt>> {
-        drive::submit(self).await
     }
 
     /// Flushes and stops the watcher. Later operations fail with

@@ -453,10 +453,6 @@ impl Session {
         self.file_op(FileOp::Edit, path).await
     }
 
-    async fn file_op(&mut self, op: FileOp, path: &str) -> Result<OpResult> {
-        super::drive::file_op(self, op, path).await
-    }
-
     /// Which discovered paths exist as regular files (absolute agent paths).
     /// `base_dir` is the directory the tool listed or searched (pi's ls, find
     /// and grep print paths relative to it); relative to the workspace root
@@ -536,10 +532,6 @@ impl Session {
             ),
             None,
         )
-    }
-
-    async fn discover(&mut self, plan: DiscoveryPlan) -> Result<OpResult> {
-        super::drive::discover(self, move |_| plan.paths).await
     }
 
     /// ls / find / grep output → discovery stubs (index + pool only).

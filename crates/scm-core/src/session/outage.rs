@@ -18,7 +18,6 @@ use super::{FileOp, OpResult, PendingWrite, Session};
 use crate::error::{Error, Result};
 use crate::fs::indexer::VersionPlan;
 use crate::model::FilePayload;
-use crate::store::TxReceipt;
 
 impl Session {
     /// The error of the last session write that failed: its documents are
@@ -32,12 +31,6 @@ impl Session {
     pub fn restore_failed_write(&mut self, pending: PendingWrite, error: &Error) {
         self.restore_pending(pending);
         self.writes.error = Some(error.clone());
-    }
-
-    /// [`Session::flush`], except that a transient store error leaves the
-    /// write queued and is only reported by [`Session::write_error`].
-    pub async fn flush_tolerant(&mut self) -> Result<Option<TxReceipt>> {
-        super::drive::flush_tolerant(self).await
     }
 
     /// [`Session::apply_file_op`]; when indexing failed because the store

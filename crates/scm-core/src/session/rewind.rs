@@ -236,21 +236,6 @@ impl Session {
         }
         self.closed = true;
     }
-
-    /// The whole move for a host branch switch: commit what is new
-    /// (`req`, normally a turn boundary), find the commit `messages` map to
-    /// (or the root), restore it, open again. Returns the session to use
-    /// from now on and whether it moved and to which commit (`Some(None)`:
-    /// to the root; None: the branch continues the session, or nothing maps;
-    /// the session is then unchanged).
-    pub async fn rewind(
-        mut self,
-        messages: &[Value],
-        req: &super::CheckpointRequest,
-    ) -> Result<(Session, Option<Option<Commit>>)> {
-        let moved = super::drive::rewind(&mut self, messages, req).await?;
-        Ok((self, moved))
-    }
 }
 
 impl RewindTarget {
