@@ -1,5 +1,6 @@
 //! Filesystem: resolver (agent path → source), indexer, watcher.
 pub mod indexer;
+pub mod note_walk;
 pub mod resolver;
 pub mod secrets;
 pub mod watcher;

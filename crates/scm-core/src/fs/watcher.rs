@@ -191,7 +191,7 @@ impl Watcher {
     }
 
     /// Watch a note folder: `dirs` (the folder and the directories under
-    /// it, as [`crate::memory::folders::walk`] lists them) get a directory
+    /// it, as [`crate::fs::note_walk::walk`] lists them) get a directory
     /// watch each; a note file that appears under `root` later is tracked
     /// and indexed, a new directory under it watched (and its notes
     /// indexed). The notes already there are tracked with [`Watcher::track`].
@@ -340,7 +340,7 @@ impl Inner {
                 !rest.as_os_str().is_empty()
                     && !rest
                         .components()
-                        .any(|c| crate::memory::folders::is_hidden(c.as_os_str()))
+                        .any(|c| crate::fs::note_walk::is_hidden(c.as_os_str()))
             })
         })
     }
@@ -352,7 +352,7 @@ impl Inner {
             return; // gone again: nothing was stored for it
         };
         let files: Vec<PathBuf> = if meta.is_dir() {
-            let (dirs, files) = crate::memory::folders::walk(path);
+            let (dirs, files) = crate::fs::note_walk::walk(path);
             let mut tracking = lock(&self.tracking);
             let new: Vec<&PathBuf> = dirs
                 .iter()
@@ -366,7 +366,7 @@ impl Inner {
                 }
             }
             files
-        } else if meta.is_file() && crate::memory::folders::is_note_path(path) {
+        } else if meta.is_file() && crate::fs::note_walk::is_note_path(path) {
             vec![path.to_path_buf()]
         } else {
             return;

@@ -14,7 +14,9 @@ pub mod adopt;
 pub mod diff;
 pub mod folders;
 pub mod links;
-pub mod notes;
+/// The note format is part of the object model (a note is a file); named
+/// here too, where memory's readers look for it.
+pub use crate::model::note as notes;
 pub mod portable;
 pub mod search;
 pub mod versions;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::hashing;
-use crate::store::{Document, ID_KEY};
+use super::{Document, ID_KEY};
 
 /// The five object types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -341,8 +341,8 @@ pub fn file_document(source: &FilesystemSource, payload: FilePayload) -> Documen
         json!(char_count_of(content.as_deref())),
     );
     if let Some(text) = content.as_deref() {
-        if crate::memory::notes::is_note_type(&file_type_of(&source.path)) {
-            crate::memory::notes::parse(source, text).write_into(&mut doc);
+        if super::note::is_note_type(&file_type_of(&source.path)) {
+            super::note::parse(source, text).write_into(&mut doc);
         }
     }
     doc.insert("content".into(), content.map_or(Value::Null, Value::String));

@@ -12,14 +12,11 @@ use crate::error::Result;
 pub mod conformance;
 pub mod embedded;
 pub mod search;
-pub mod time;
+/// Transaction times as text (the model's: a pure format both stores write).
+pub use crate::model::time;
 pub mod xtdb;
 
-/// A stored document: a JSON object with an `"xt/id"` string key.
-pub type Document = serde_json::Map<String, serde_json::Value>;
-
-/// The id key inside every document.
-pub const ID_KEY: &str = "xt/id";
+pub use crate::model::{Document, ID_KEY};
 
 /// One operation inside an atomic transaction.
 #[derive(Debug, Clone, PartialEq)]

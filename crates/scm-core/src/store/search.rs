@@ -7,9 +7,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::time::format_rfc3339_millis;
-use super::{Document, ID_KEY};
+use crate::model::time::format_rfc3339_millis;
 use crate::model::FilesystemSource;
+use crate::model::{Document, ID_KEY};
 
 /// How much a term in the label counts against one in the content.
 pub const LABEL_WEIGHT: f64 = 4.0;

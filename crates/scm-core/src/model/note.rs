@@ -27,9 +27,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::model::FilesystemSource;
+use super::FilesystemSource;
 
-/// Extensions parsed as notes.
+/// Extensions parsed as notes (memory-system-v0 §3.1: a note is a Markdown
+/// file, not a separate object type).
 pub const NOTE_TYPES: [&str; 2] = ["md", "markdown"];
 
 /// Whether a file of this `file_type` is parsed as a note.
@@ -494,7 +495,7 @@ fn make_link(
         Some((t, p))
             if kind != "markdown"
                 && !t.trim().is_empty()
-                && crate::memory::versions::VersionRef::parse_pin(p.trim()).is_some() =>
+                && super::version_ref::VersionRef::parse_pin(p.trim()).is_some() =>
         {
             (t.trim().to_owned(), Some(p.trim().to_owned()))
         }
