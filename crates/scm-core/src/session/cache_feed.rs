@@ -279,14 +279,14 @@ impl Session {
             .state
             .seen
             .insert(id.to_string(), seen.object_hash.clone());
-        self.seen.saw(id, seen);
+        self.cache.seen.saw(id, seen);
     }
 
     /// Change notices (see [`crate::context::notices`]): files the model
     /// has in view whose version changed since it saw them, other than by
     /// its own edit/write, are told in one message after the last one.
     pub(super) fn notify_changes(&mut self) {
-        let ids = self.seen.take_changed();
+        let ids = self.cache.seen.take_changed();
         if ids.is_empty() {
             return;
         }
@@ -296,7 +296,7 @@ impl Session {
                 continue;
             };
             let now_hash = c.str("object_hash").unwrap_or_default().to_string();
-            let Some(seen) = self.seen.get(&id) else {
+            let Some(seen) = self.cache.seen.get(&id) else {
                 continue;
             };
             if seen.object_hash == now_hash {
@@ -501,16 +501,16 @@ impl Session {
     /// again costs ≈ 1 µs a file (cold memory).
     fn file_lines(&mut self, from: u32) -> Vec<String> {
         let n = self.cache.state.files.len();
-        self.file_lines.resize(n, None);
+        self.cache.file_lines.resize(n, None);
         let mut out = Vec::with_capacity(n.saturating_sub(from as usize));
         for i in from as usize..n {
             let chars = self.cache.state.files[i].chars;
-            match &self.file_lines[i] {
+            match &self.cache.file_lines[i] {
                 Some((c, line)) if *c == chars => out.push(line.clone()),
                 _ => {
                     let line = self.file_line(i as u32);
                     out.push(line.clone());
-                    self.file_lines[i] = Some((chars, line));
+                    self.cache.file_lines[i] = Some((chars, line));
                 }
             }
         }
@@ -520,7 +520,7 @@ impl Session {
     /// A new version of `id`: its file-list line renders again.
     pub(super) fn forget_file_line(&mut self, id: &str) {
         if let Some(Alias::File(f)) = self.cache.aliases.of_object(id) {
-            if let Some(slot) = self.file_lines.get_mut(f as usize) {
+            if let Some(slot) = self.cache.file_lines.get_mut(f as usize) {
                 *slot = None;
             }
         }

@@ -227,14 +227,9 @@ pub struct Session {
     closed: bool,
     /// Opened by [`Session::open_read_only`]: never writes to the store.
     read_only: bool,
-    /// Aliases (both layouts) and the cache layout's state.
+    /// Aliases (both layouts) and the cache layout: its state, the version
+    /// of each file the model last saw, its `FILES +k` lines.
     cache: crate::context::cache_layout::CacheLayout,
-    /// Cache layout: file-list lines by file index, with the listed size
-    /// they were rendered from (see `file_lines` in [`cache_feed`]).
-    file_lines: Vec<Option<(u64, String)>>,
-    /// Cache layout: per file, the version the model last saw (see
-    /// `notify_changes` in [`cache_feed`]).
-    seen: crate::context::notices::SeenFiles,
     handover: parts::Handover,
     /// The context-commit chain's tip and the chat position after it
     /// (see [`checkpoint`]).
@@ -273,8 +268,6 @@ impl Session {
             closed: false,
             read_only: false,
             cache: Default::default(),
-            file_lines: Vec::new(),
-            seen: Default::default(),
             handover: Default::default(),
             commit_tip: None,
             pins: Default::default(),
@@ -519,7 +512,7 @@ impl Session {
         }
         self.objects.insert(id.clone(), Known { doc, tx });
         self.forget_file_line(&id);
-        self.seen.new_version(&id);
+        self.cache.seen.new_version(&id);
         if let Some(pos) = self.sets.pool.position(&id) {
             self.spec_view.pool_lines[pos] = self.render_pool_line(&id);
             self.records.dirty_versions.insert(id);

@@ -359,7 +359,7 @@ impl Session {
             self.forget_file_line(&r.object_id);
             // A file the model saw changed while no session ran: told at
             // the next call (change notices).
-            self.seen.new_version(&r.object_id);
+            self.cache.seen.new_version(&r.object_id);
             self.objects.insert(r.object_id, Known { doc: r.doc, tx });
         }
         Ok(())
@@ -373,7 +373,7 @@ impl Session {
     /// derives the rest from the turns. A chat written before aliases
     /// existed gets them assigned again in order.
     pub(super) fn cache_restore(&mut self, aliases: Option<Aliases>, state: Option<CacheState>) {
-        self.file_lines.clear();
+        self.cache.file_lines.clear();
         let calls_in_turns: usize = self
             .chat
             .turns
@@ -399,8 +399,10 @@ impl Session {
 
     /// Assigns aliases and sizes by walking the turns (no layout decisions).
     fn cache_replay_turns(&mut self) {
+        // What the model saw is not the aliases' to forget.
+        let seen = std::mem::take(&mut self.cache.seen);
         self.cache = Default::default();
-        self.file_lines.clear();
+        self.cache.seen = seen;
         let turns = self.chat.turns.clone();
         for (t, turn) in turns.iter().enumerate() {
             if turn.user.is_some() {
@@ -527,7 +529,7 @@ impl Session {
                     .await?
                     .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
             };
-            self.seen.restore(
+            self.cache.seen.restore(
                 id,
                 Seen {
                     object_hash: hash,

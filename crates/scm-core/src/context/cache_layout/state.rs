@@ -84,6 +84,11 @@ pub(super) struct Rendered {
 #[derive(Debug, Default)]
 pub struct CacheLayout {
     pub aliases: Aliases,
+    /// Per file, the version the model last saw (change notices).
+    pub seen: crate::context::notices::SeenFiles,
+    /// `FILES +k` lines by file index, with the listed size they were
+    /// rendered from.
+    pub file_lines: Vec<Option<(u64, String)>>,
     pub state: CacheState,
     /// What changed in place since the last flush took it.
     pub changed: Changed,
