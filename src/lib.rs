@@ -9,6 +9,7 @@ pub mod commits;
 pub mod errors;
 pub mod hashing;
 pub mod indexer;
+pub mod options;
 pub mod resolver;
 pub mod session;
 pub mod store;
