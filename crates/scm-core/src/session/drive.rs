@@ -8,10 +8,10 @@
 //! them directly; a [`super::handle::SessionHandle`] (what a host such as
 //! the Node binding shares between concurrent calls) takes its lock for
 //! each step only, never across an await, and serialises its writes behind
-//! a gate. The orchestration itself — flush queued versions before a file
-//! operation, a transient error leaves the write queued, a note's link
-//! targets join the pool, checkpoint and rewind under the gate — lives here
-//! and only here.
+//! a gate. The orchestration itself — a file's version planned by the
+//! indexer and queued with the session's documents (one transaction), a
+//! transient error leaves the write queued, a note's link targets join the
+//! pool, checkpoint and rewind under the gate — lives here and only here.
 
 use std::future::Future;
 use std::sync::Arc;
