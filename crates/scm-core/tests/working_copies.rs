@@ -74,6 +74,13 @@ async fn other_work(
     }
 }
 
+/// Every call so far is reconstructed exactly as it was shown.
+async fn assert_rebuilt(s: &Session, outs: &[Vec<Value>]) {
+    for (k, out) in outs.iter().enumerate() {
+        assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+    }
+}
+
 async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
     let out = s.transform_context(&t.messages).await.unwrap();
     outs.push(out.clone());
@@ -148,9 +155,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         assert_eq!(copies_of(&after, "plan.md").len(), 1, "no second copy");
 
         // Every call is reconstructed exactly, and the state survives a resume.
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
         let mut s = ws.open(o).await;
         t.user("go on");
@@ -257,9 +262,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
             "collapsed to a ref: {:#?}",
             texts(out)
         );
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
 }
@@ -302,9 +305,7 @@ async fn a_large_file_the_agent_wrote_stays_in_view() {
             json!(v1),
             "its body is whole"
         );
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
 }
@@ -375,9 +376,7 @@ async fn copies_survive_folds_in_the_working_area() {
             pos("FILE f1 plan.md") < pos("[Earlier turns are folded"),
             "in the working area, before the summary"
         );
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
 }
@@ -445,9 +444,7 @@ async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
         }
         assert!(both, "copies were shown: {:?}", s.cache_stats());
         assert!(s.cache_stats().folds >= 1, "{:?}", s.cache_stats());
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
 }

@@ -116,15 +116,20 @@ impl VersionPlan {
         if let Some((key, id)) = link {
             doc.insert(key.into(), Value::String(id.into()));
         }
+        VersionPlan::new_version(object_id, doc, latest)
+    }
+
+    /// `doc` as the next version after `base`: created when there is none.
+    fn new_version(object_id: String, doc: Document, base: Option<Document>) -> VersionPlan {
         VersionPlan {
             object_id,
-            action: if latest.is_some() {
+            action: if base.is_some() {
                 IndexAction::Updated
             } else {
                 IndexAction::Created
             },
             doc,
-            base: latest,
+            base,
         }
     }
 }
@@ -230,35 +235,25 @@ impl Indexer {
             .await
     }
 
-    /// Write one new version: `Updated` if the object existed, else `Created`.
-    /// A compare-and-set on `existing` (the latest version this write was
-    /// derived from; `None` = must not exist): `Ok(None)` when another writer
-    /// committed in between and nothing was written.
-    async fn write_version(
-        &self,
-        object_id: String,
-        doc: Document,
-        existing: Option<&Document>,
-    ) -> Result<Option<IndexResult>> {
+    /// Writes a planned new version as a compare-and-set on its base (`None`
+    /// = must not exist): `Ok(None)` when another writer committed in
+    /// between and nothing was written.
+    async fn write_version(&self, plan: VersionPlan) -> Result<Option<IndexResult>> {
         let guard = TxOp::Match {
-            id: object_id.clone(),
-            expected: existing.cloned(),
+            id: plan.object_id.clone(),
+            expected: plan.base,
         };
         let receipt = self
             .store
-            .submit(vec![guard, TxOp::Put(doc.clone())])
+            .submit(vec![guard, TxOp::Put(plan.doc.clone())])
             .await?;
         if !receipt.committed {
             return Ok(None);
         }
         Ok(Some(IndexResult {
-            object_id,
-            action: if existing.is_some() {
-                IndexAction::Updated
-            } else {
-                IndexAction::Created
-            },
-            doc,
+            object_id: plan.object_id,
+            action: plan.action,
+            doc: plan.doc,
             receipt: Some(receipt),
         }))
     }
@@ -286,10 +281,7 @@ impl Indexer {
                     receipt: None,
                 });
             }
-            if let Some(done) = self
-                .write_version(object_id.clone(), plan.doc, plan.base.as_ref())
-                .await?
-            {
+            if let Some(done) = self.write_version(plan).await? {
                 return Ok(done);
             }
             tracing::debug!(
@@ -586,7 +578,7 @@ impl Indexer {
             doc.insert(RENAMED_TO.into(), Value::String(to.into()));
         }
         if let Some(done) = self
-            .write_version(object_id.clone(), doc, existing.as_ref())
+            .write_version(VersionPlan::new_version(object_id.clone(), doc, existing))
             .await?
         {
             return Ok(done);
