@@ -413,6 +413,40 @@ for (const line of PI_LINES) {
 	});
 }
 
+// A stream stopped after the model asked for tools (the user aborts; a recorded session has the same
+// with a `terminated` error, which both pi lines here retry instead of keeping): pi does not run them,
+// keeps the message, and its provider conversion drops it with its calls. A stand-in result for one of
+// them would reach the provider without its call (Anthropic refuses such a request). Both layouts.
+for (const line of PI_LINES) {
+	const missing = missingTools(line);
+	for (const layout of ["cache", "spec"]) {
+		it(`pi ${line} (${layout} layout): a call aborted after asking for tools gets no results for them; the next prompt goes on`, { skip: missing ? `pi ${line} not set up (${missing})` : false }, async () => {
+			const ws = workspace(BASE, { "hello.txt": "HELLO-CUT\n" });
+			const cut = { toolCalls: [call("read", { path: "hello.txt" }, "cut-1"), call("bash", { command: "true" }, "cut-2")], stopReason: "aborted" };
+			const rpc = await startScmRpc({ line, ...ws, env: { SCM_LAYOUT: layout }, script: [cut, "after the cut"] });
+			let r;
+			try {
+				await rpc.prompt("first");
+				await rpc.prompt("second");
+			} finally {
+				r = await rpc.close();
+			}
+			assert.equal(r.exitCode, 0, failInfo(r));
+			const last = r.captures.at(-1);
+			assert.ok(r.captures.length >= 2, failInfo(r));
+			const dropped = new Set(
+				convo(last)
+					.filter((m) => m.role === "assistant" && ["error", "aborted"].includes(m.stopReason))
+					.flatMap((m) => (m.content ?? []).filter((b) => b.type === "toolCall").map((b) => b.id)),
+			);
+			assert.equal(dropped.size, 2, `the aborted message with its two calls: ${JSON.stringify(convo(last))}`);
+			const stray = convo(last).filter((m) => m.role === "toolResult" && dropped.has(m.toolCallId));
+			assert.deepEqual(stray, [], "results for calls the provider never sees");
+			assert.ok(convo(last).some((m) => m.role === "user" && messageText(m).includes("second")));
+		});
+	}
+}
+
 for (const line of PI_LINES) {
 	const missing = missingTools(line);
 	it(`pi ${line}: a second extension registering "read" is refused by pi with an error naming this package`, { skip: missing ? `pi ${line} not set up` : false }, async () => {

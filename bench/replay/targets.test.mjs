@@ -40,3 +40,18 @@ for (const { file, cheapReads } of SESSIONS) {
     assert.ok(s.priceRatios.cheapReads <= cheapReads, `cheap reads no worse than measured (${cheapReads}) — ${figures}`);
   });
 }
+
+// Both layouts, on every call of both sessions: every tool result follows its
+// call in what the provider receives (pi drops an errored or aborted assistant
+// message with its calls; a stand-in result for one of them was a 400 from
+// Anthropic — the spec layout sent 304 such requests on the recorded session).
+for (const { file } of SESSIONS) {
+  const name = file.split("/").pop();
+  test(`${name}: no tool result without its call, in either layout`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+    const factory = await loadStrategyFactory("self-context-manager");
+    const strategies = ["cache", "spec"].map((layout) => ({ name: layout, factory: (o) => ({ ...factory({ ...o, layout }), name: layout }) }));
+    const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies });
+    assert.deepEqual(r.skipped, []);
+    for (const layout of ["cache", "spec"]) assert.equal(r.stats[layout].callsWithOrphanedToolResults, 0, layout);
+  });
+}

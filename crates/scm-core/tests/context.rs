@@ -312,6 +312,38 @@ async fn every_tool_call_keeps_a_matching_result() {
     }
 }
 
+/// An assistant message that stopped on an error or abort is dropped by pi's
+/// provider conversion, tool calls and all: a stand-in result for one of its
+/// calls would reach the provider without its call (Anthropic answers such a
+/// request with a 400). Found replaying a real session (pi-session-themes,
+/// call 12: a stream `terminated` with 16 edits requested), in the spec
+/// layout; the cache layout already skipped them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_errored_or_aborted_assistant_gets_no_stand_in_results() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("errored").await;
+        let mut t = Transcript::default();
+        t.user("edit everything");
+        for (id, stop) in [("cut", "error"), ("stopped", "aborted")] {
+            t.push(json!({"role": "assistant", "content": [
+                {"type": "text", "text": "Let me edit"},
+                {"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "true"}}],
+                "api": "faux", "provider": "faux", "model": "faux-1", "usage": {"input": 10, "output": 5},
+                "stopReason": stop, "errorMessage": "terminated", "timestamp": 10}));
+            t.user("go on");
+        }
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for id in ["cut", "stopped"] {
+            assert!(
+                !out.iter()
+                    .any(|m| m["role"] == "toolResult" && m["toolCallId"] == id),
+                "a stand-in result for {id}, whose call the provider never sees: {out:#?}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn assistant_messages_keep_their_parts_and_metadata() {
     for store in stores() {

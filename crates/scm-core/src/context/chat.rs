@@ -153,8 +153,21 @@ pub fn render_tool_result(entry: &MessageEntry) -> Option<Value> {
     Some(Value::Object(m))
 }
 
+/// Whether pi's provider conversion drops this assistant message, tool
+/// calls and all: it stopped on an error or an abort. Its calls get no
+/// stand-in results (they would reach the provider without their calls).
+pub fn dropped_by_provider(entry: &MessageEntry) -> bool {
+    let stop = entry
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("stopReason"))
+        .and_then(Value::as_str);
+    matches!(stop, Some("aborted" | "error"))
+}
+
 /// The result that stands in for a tool call whose result never arrived, so
-/// every tool call keeps a matching result.
+/// every tool call keeps a matching result (not for a message the provider
+/// drops, see [`dropped_by_provider`]).
 pub fn render_missing_result(call: &ToolCallEntry) -> Value {
     json!({
         "role": "toolResult",
@@ -225,10 +238,10 @@ pub fn render_turns(
         for (m, e) in turn.messages.iter().enumerate() {
             match e.role.as_str() {
                 "assistant" if e.skipped.is_none() => {
-                    let unresolved: Vec<ToolCallEntry> = e
-                        .tool_calls
-                        .iter()
-                        .flatten()
+                    let unresolved: Vec<ToolCallEntry> = (!dropped_by_provider(e))
+                        .then_some(e)
+                        .into_iter()
+                        .flat_map(|e| e.tool_calls.iter().flatten())
                         .filter(|c| c.toolcall_id.is_none())
                         .cloned()
                         .collect();

@@ -385,7 +385,11 @@ impl Session {
         let (t, m) = self.push_entry(entry);
         self.cache_assistant(t, m);
         if has_calls {
-            self.chat.open.push((ridx, t, m));
+            // Calls still waiting for results (stand-ins until they arrive),
+            // unless the provider drops the whole message.
+            if !chat::dropped_by_provider(&self.chat.turns[t].messages[m]) {
+                self.chat.open.push((ridx, t, m));
+            }
             let calls = self.chat.turns[t].messages[m].tool_calls.as_ref().unwrap();
             for (k, c) in calls.iter().enumerate() {
                 self.chat

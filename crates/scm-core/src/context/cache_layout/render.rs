@@ -446,12 +446,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
             return Vec::new();
         }
         let e = self.entry(it);
-        let stop = e
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("stopReason"))
-            .and_then(Value::as_str);
-        if matches!(stop, Some("aborted" | "error")) {
+        if crate::context::chat::dropped_by_provider(e) {
             return Vec::new();
         }
         let mut out = Vec::new();
