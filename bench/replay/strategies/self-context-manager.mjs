@@ -11,6 +11,8 @@
 //   layout=cache|spec          default cache
 //   store=embedded|memory      embedded (a file in the temp dir, default) or ':memory:'
 //   module=PATH                the package to import (default: the repo root; or SCM_ADDON)
+//   resumeEvery=N              close the manager and open it again (same store, same session)
+//                              before every Nth call: a resume must change nothing the model sees
 //   any CachePolicy key        high, low, minCollapseChars, bashCollapseChars, fold, summaryChars,
 //                              rewriteCallIds, dropThinking, dedupeReads, honourHostCompaction, deactivateEpoch
 //                              e.g. --opt self-context-manager.honourHostCompaction=false
@@ -38,7 +40,8 @@ function parseValue(v) {
 }
 
 export default function createSelfContextManager(options = {}) {
-  const { module: modulePath, layout = "cache", store = "embedded", ...rest } = options;
+  const { module: modulePath, layout = "cache", store = "embedded", resumeEvery = 0, ...rest } = options;
+  const every = Number(resumeEvery) || 0;
   const cachePolicy = {};
   for (const [k, v] of Object.entries(rest)) {
     if (!POLICY_KEYS.has(k)) throw new Error(`self-context-manager: unknown option ${k}`);
@@ -46,11 +49,13 @@ export default function createSelfContextManager(options = {}) {
   }
   let cm;
   let dir;
+  let openOptions;
+  let ContextManager;
   let stats = {};
   const ms = [];
   return {
     name: "self-context-manager",
-    description: `the product engine (ContextManager.transformContext via the Node addon), layout ${layout}${
+    description: `the product engine (ContextManager.transformContext via the Node addon), layout ${layout}${every > 0 ? `, resumed every ${every} calls` : ""}${
       Object.keys(cachePolicy).length ? `, ${JSON.stringify(cachePolicy)}` : ""
     }`,
     async init(ctx) {
@@ -62,22 +67,28 @@ export default function createSelfContextManager(options = {}) {
       } catch (err) {
         return { skip: `addon not built (${url}: ${String(err?.message ?? err).split("\n")[0]})` };
       }
-      const ContextManager = mod.ContextManager ?? mod.default?.ContextManager;
+      ContextManager = mod.ContextManager ?? mod.default?.ContextManager;
       if (typeof ContextManager?.open !== "function") {
         return { skip: `addon not built (${url} does not export ContextManager.open)` };
       }
       dir = await mkdtemp(join(tmpdir(), "scm-replay-"));
-      cm = await ContextManager.open({
+      if (every > 0 && store === "memory") return { skip: "resumeEvery needs a store that outlives the manager" };
+      openOptions = {
         sessionId: ctx.sessionId ?? "replay",
         workspaceRoot: dir,
         store: { kind: "embedded", path: store === "memory" ? ":memory:" : join(dir, "store.sqlite") },
         layout,
         cachePolicy,
         watch: false,
-      });
+      };
+      cm = await ContextManager.open(openOptions);
       return undefined;
     },
-    async transform(messages) {
+    async transform(messages, index) {
+      if (every > 0 && index > 0 && index % every === 0) {
+        await cm.close();
+        cm = await ContextManager.open(openOptions);
+      }
       const t0 = performance.now();
       const out = await cm.transformContext(messages);
       ms.push(performance.now() - t0);

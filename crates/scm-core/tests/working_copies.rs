@@ -165,6 +165,60 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
     }
 }
 
+/// A resume between the call that made an edit and the call its result
+/// arrives with (pi restarted, `/resume`): the edit is still checked against
+/// what the model was shown, so a file edited from memory gets its copy as
+/// in a session that never closed. Found replaying the recorded session with
+/// a resume at every call: resumed at call 50, the plan document lost its
+/// working copy for 129 calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_from_memory_right_after_a_resume_still_gets_its_copy() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts("resumed-copy");
+        let mut s = ws.open(o.clone()).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        s.read("plan.md").await.unwrap();
+        t.user("follow the plan")
+            .call("r0", "read", json!({"path": "plan.md"}), &v1);
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 0..4).await;
+        assert_eq!(
+            occurrences(outs.last().unwrap(), "step 040: do the thing"),
+            0
+        );
+
+        // The model's edit is under way when the agent stops; it resumes.
+        s.close().await.unwrap();
+        let mut s = ws.open(o.clone()).await;
+        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
+        ws.write("plan.md", &v2);
+        s.observe_edit("plan.md").await.unwrap();
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
+                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
+            "Successfully replaced text in plan.md.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
+        let out = outs.last().unwrap().clone();
+        let copies = copies_of(&out, "plan.md");
+        assert_eq!(
+            copies.len(),
+            1,
+            "the plan's copy after the resume: {:#?}",
+            texts(&out)
+        );
+        assert!(copies[0].contains("- [x] step 040"), "the current version");
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
     for store in stores() {

@@ -556,6 +556,18 @@ impl Session {
         self.writes.pending.chat = true;
     }
 
+    /// After a resume: what the model was shown at the last call, rendered
+    /// again from the restored state, for the next call's edit check (an
+    /// edit whose result arrives first thing after a resume was made from
+    /// that context; see `Session::note_recall`).
+    pub(super) fn restore_last_view(&mut self) {
+        if self.options.layout == crate::context::Layout::Cache
+            && !self.records.model_calls.is_empty()
+        {
+            self.handover.whole = Some(self.render_cache());
+        }
+    }
+
     fn render_cache(&mut self) -> String {
         let p = self.options.cache.clone();
         let system = self

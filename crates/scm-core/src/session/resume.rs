@@ -248,6 +248,7 @@ impl Session {
         for id in dirty {
             self.records.dirty_versions.insert(id);
         }
+        self.restore_last_view();
         Ok(())
     }
 
