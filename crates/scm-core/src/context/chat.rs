@@ -264,6 +264,51 @@ pub fn render_turns(
     (out, open_at)
 }
 
+/// The turns as a call saw them when a later call's messages share its
+/// transaction (write-behind coalesces writes): the shortest prefix of the
+/// entries (each turn's user message, then its messages, in order) whose
+/// chat renders `shown` messages. None if no prefix does.
+pub fn turns_as_shown(
+    turns: &[Turn],
+    shown: usize,
+    args: impl Fn(&ToolCallEntry) -> Value,
+) -> Option<Vec<Turn>> {
+    // Entry k of the flattened order is (turn, None) for a user message or
+    // (turn, Some(m)) for message m.
+    let mut order: Vec<(usize, Option<usize>)> = Vec::new();
+    for (t, turn) in turns.iter().enumerate() {
+        if turn.user.is_some() {
+            order.push((t, None));
+        }
+        order.extend((0..turn.messages.len()).map(|m| (t, Some(m))));
+    }
+    let prefix = |p: usize| -> Vec<Turn> {
+        let Some(&(last_t, last_m)) = p.checked_sub(1).and_then(|k| order.get(k)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Turn> = turns[..last_t].to_vec();
+        let t = &turns[last_t];
+        out.push(Turn {
+            index: t.index,
+            user: t.user.clone(),
+            messages: last_m.map_or(Vec::new(), |m| t.messages[..=m].to_vec()),
+        });
+        out
+    };
+    let count = |p: usize| render_turns(&prefix(p), &args).0.messages.len();
+    // Rendered messages never decrease as entries are added.
+    let (mut lo, mut hi) = (0, order.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if count(mid) < shown {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    (count(lo) == shown).then(|| prefix(lo))
+}
+
 /// Where the missing results of `open` assistant messages go: after the run
 /// of tool results that follows each of them.
 pub fn missing_positions(

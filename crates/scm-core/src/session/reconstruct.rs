@@ -256,7 +256,7 @@ impl ReconstructPlan {
                 args_of.insert(id.to_string(), a.clone());
             }
         }
-        let (rendered, _) = chat::render_turns(&turns, |c| match &c.toolcall_id {
+        let args = |c: &chat::ToolCallEntry| match &c.toolcall_id {
             Some(id) => args_of
                 .get(id)
                 .cloned()
@@ -265,7 +265,14 @@ impl ReconstructPlan {
                 .arguments
                 .clone()
                 .unwrap_or_else(|| Value::Object(Default::default())),
-        });
+        };
+        let (mut rendered, _) = chat::render_turns(&turns, args);
+        // Later calls' messages in the same transaction: the chat as it was.
+        if rendered.messages.len() > record.chat_messages {
+            if let Some(earlier) = chat::turns_as_shown(&turns, record.chat_messages, args) {
+                rendered = chat::render_turns(&earlier, args).0;
+            }
+        }
         if rendered.messages.len() != record.chat_messages {
             return Err(Error::Internal(format!(
                 "chat at tx {basis} renders {} messages, call {} showed {}",
