@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
+import { toProviderMessages } from "./lib/llm.mjs";
 import { loadStrategyFactory, replaySession, summarize } from "./lib/run.mjs";
 
 const SESSIONS = [
@@ -53,5 +54,37 @@ for (const { file } of SESSIONS) {
     const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies });
     assert.deepEqual(r.skipped, []);
     for (const layout of ["cache", "spec"]) assert.equal(r.stats[layout].callsWithOrphanedToolResults, 0, layout);
+  });
+}
+
+// Output is shown whole at least once before it can collapse: every tool result
+// of 200+ chars appears in full in some call's context at or after its arrival.
+for (const { file } of SESSIONS) {
+  const name = file.split("/").pop();
+  test(`${name}: every tool output is shown whole at least once`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+    const base = await loadStrategyFactory("self-context-manager");
+    const arrived = new Map();
+    const shown = new Set();
+    const factory = (o) => {
+      const s = base(o);
+      const transform = s.transform.bind(s);
+      s.transform = async (messages, index, info) => {
+        const out = await transform(messages, index, info);
+        for (const m of messages) {
+          if (m.role !== "toolResult") continue;
+          const text = (m.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("");
+          if (text.length >= 200 && !arrived.has(text)) arrived.set(text, index);
+        }
+        const context = JSON.stringify(toProviderMessages(out));
+        for (const text of arrived.keys()) if (!shown.has(text) && context.includes(JSON.stringify(text).slice(1, -1))) shown.add(text);
+        return out;
+      };
+      return s;
+    };
+    const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies: [{ name: "self-context-manager", factory }] });
+    assert.deepEqual(r.skipped, []);
+    assert.ok(arrived.size > 100, `${arrived.size} outputs`);
+    const never = [...arrived].filter(([text]) => !shown.has(text)).map(([text, at]) => `call ${at}: ${text.slice(0, 80)}`);
+    assert.deepEqual(never, []);
   });
 }
