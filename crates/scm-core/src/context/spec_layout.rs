@@ -87,12 +87,15 @@ pub fn assemble(layout: Layout, opts: &RenderOptions, input: &AssemblyInput<'_>)
     serde_json::from_str(&assemble_json(layout, opts, input)).expect("assembly emits valid JSON")
 }
 
+// Keys in serde_json's order ("content" before "role"), as every other
+// message is serialised: the context is the same bytes whether it is handed
+// over as this string or rebuilt as values (`reconstructCall`).
 fn user_message(out: &mut String, escaped_content_parts: &[&str]) {
-    out.push_str("{\"role\":\"user\",\"content\":\"");
+    out.push_str("{\"content\":\"");
     for p in escaped_content_parts {
         out.push_str(p);
     }
-    out.push_str("\"}");
+    out.push_str("\",\"role\":\"user\"}");
 }
 
 fn assemble_spec(opts: &RenderOptions, input: &AssemblyInput<'_>) -> String {
@@ -108,13 +111,13 @@ fn assemble_spec(opts: &RenderOptions, input: &AssemblyInput<'_>) -> String {
     out.push('[');
     if opts.emit_system_message {
         if let Some(sp) = input.system_prompt {
-            out.push_str("{\"role\":\"system\",\"content\":\"");
+            out.push_str("{\"content\":\"");
             out.push_str(&escape(sp));
-            out.push_str("\"},");
+            out.push_str("\",\"role\":\"system\"},");
         }
     }
     // 2. metadata pool
-    out.push_str("{\"role\":\"user\",\"content\":\"");
+    out.push_str("{\"content\":\"");
     out.push_str(POOL_HEADER);
     if input.pool_lines.is_empty() {
         out.push_str("\\n(empty)");
@@ -123,7 +126,7 @@ fn assemble_spec(opts: &RenderOptions, input: &AssemblyInput<'_>) -> String {
         out.push_str("\\n");
         out.push_str(line);
     }
-    out.push_str("\"}");
+    out.push_str("\",\"role\":\"user\"}");
     // 3. chat, with missing results in place
     let mut missing = input.missing.iter().peekable();
     for (i, m) in input.chat.messages.iter().enumerate() {
