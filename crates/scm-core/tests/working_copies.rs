@@ -87,6 +87,41 @@ async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Ve
     out
 }
 
+/// The plan read once, then other work until its read has collapsed.
+async fn read_plan_then_work(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+) -> String {
+    let v1 = plan(60);
+    ws.write("plan.md", &v1);
+    s.read("plan.md").await.unwrap();
+    t.user("follow the plan")
+        .call("r0", "read", json!({"path": "plan.md"}), &v1);
+    step(s, t, outs).await;
+    // Other work: the read collapses (its view is over budget, and nothing
+    // says yet that the agent will quote it).
+    other_work(s, t, outs, 0..4).await;
+    v1
+}
+
+/// The agent ticks off step 040 of `v1` on disk and in an edit (call `e1`)
+/// whose old text the collapsed read no longer shows: from memory.
+async fn tick_step_040(ws: &Workspace, s: &mut Session, t: &mut Transcript, v1: &str) -> String {
+    let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
+    ws.write("plan.md", &v2);
+    s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
+    t.call(
+        "e1",
+        "edit",
+        json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
+               "newText": "- [x] step 040: do the thing number 040 carefully"}),
+        "Successfully replaced text in plan.md.",
+    );
+    v2
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
     for store in stores() {
@@ -95,15 +130,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         let mut s = ws.open(o.clone()).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = plan(60);
-        ws.write("plan.md", &v1);
-        s.read("plan.md").await.unwrap();
-        t.user("follow the plan")
-            .call("r0", "read", json!({"path": "plan.md"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        // Other work: the read collapses (its view is over budget, and
-        // nothing says yet that the agent will quote it).
-        other_work(&mut s, &mut t, &mut outs, 0..4).await;
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
         let before = outs.last().unwrap().clone();
         assert_eq!(
             occurrences(&before, "step 040: do the thing"),
@@ -113,16 +140,7 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         assert_eq!(s.cache_stats().copies, 0);
 
         // The agent edits it from memory: the edit quotes a line it cannot see.
-        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
-        ws.write("plan.md", &v2);
-        s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
-        t.call(
-            "e1",
-            "edit",
-            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
-                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
-            "Successfully replaced text in plan.md.",
-        );
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
         step(&mut s, &t, &mut outs).await;
         // More work: the next epoch shows the plan as it is now, once.
         other_work(&mut s, &mut t, &mut outs, 4..8).await;
@@ -179,13 +197,7 @@ async fn an_edit_from_memory_right_after_a_resume_still_gets_its_copy() {
         let mut s = ws.open(o.clone()).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = plan(60);
-        ws.write("plan.md", &v1);
-        s.read("plan.md").await.unwrap();
-        t.user("follow the plan")
-            .call("r0", "read", json!({"path": "plan.md"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        other_work(&mut s, &mut t, &mut outs, 0..4).await;
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
         assert_eq!(
             occurrences(outs.last().unwrap(), "step 040: do the thing"),
             0
@@ -194,16 +206,7 @@ async fn an_edit_from_memory_right_after_a_resume_still_gets_its_copy() {
         // The model's edit is under way when the agent stops; it resumes.
         s.close().await.unwrap();
         let mut s = ws.open(o.clone()).await;
-        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
-        ws.write("plan.md", &v2);
-        s.observe_edit("plan.md").await.unwrap();
-        t.call(
-            "e1",
-            "edit",
-            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
-                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
-            "Successfully replaced text in plan.md.",
-        );
+        tick_step_040(&ws, &mut s, &mut t, &v1).await;
         step(&mut s, &t, &mut outs).await;
         other_work(&mut s, &mut t, &mut outs, 4..8).await;
         let out = outs.last().unwrap().clone();
@@ -263,23 +266,8 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         let mut s = ws.open(opts("copygoes")).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = plan(60);
-        ws.write("plan.md", &v1);
-        s.read("plan.md").await.unwrap();
-        t.user("follow the plan")
-            .call("r0", "read", json!({"path": "plan.md"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        other_work(&mut s, &mut t, &mut outs, 0..4).await;
-        let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
-        ws.write("plan.md", &v2);
-        s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
-        t.call(
-            "e1",
-            "edit",
-            json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
-                   "newText": "- [x] step 040: do the thing number 040 carefully"}),
-            "Successfully replaced text in plan.md.",
-        );
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
         step(&mut s, &t, &mut outs).await;
         other_work(&mut s, &mut t, &mut outs, 4..8).await;
         assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
