@@ -517,32 +517,25 @@ fn make_link(
         }
     }
     let heading = heading.filter(|h| !h.is_empty());
-    if kind != "markdown" && looks_like_id(&target_part) {
-        return Some(Link {
-            target: target_part.clone(),
-            path: None,
-            text: written.to_owned(),
-            kind,
-            alias,
-            heading,
-            pin,
-            field: field.to_owned(),
-            line,
-        });
-    }
-    let mut rel = target_part.clone();
-    if kind != "markdown" && crate::model::file_type_of(&rel).is_empty() {
-        rel.push_str(".md");
-    }
-    let path = resolve_path(&source.path, &rel);
-    let target = FilesystemSource {
-        filesystem_id: source.filesystem_id.clone(),
-        path: path.clone(),
-    }
-    .file_object_id();
+    // An object id as it is, else a path relative to the note.
+    let (target, path) = if kind != "markdown" && looks_like_id(&target_part) {
+        (target_part, None)
+    } else {
+        let mut rel = target_part;
+        if kind != "markdown" && crate::model::file_type_of(&rel).is_empty() {
+            rel.push_str(".md");
+        }
+        let path = resolve_path(&source.path, &rel);
+        let target = FilesystemSource {
+            filesystem_id: source.filesystem_id.clone(),
+            path: path.clone(),
+        }
+        .file_object_id();
+        (target, Some(path))
+    };
     Some(Link {
         target,
-        path: Some(path),
+        path,
         text: written.to_owned(),
         kind,
         alias,
