@@ -6,15 +6,15 @@
 // another order than the ones handed over.)
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { replaySession } from "./lib/run.mjs";
 
 const { ContextManager } = await import(new URL("../../index.js", import.meta.url).href);
-const SESSIONS = ["/work/shared/workloads/pi-session-refactor.jsonl", new URL("./workloads/pi-session-themes.jsonl", import.meta.url).pathname];
 
 /** A strategy that keeps a hash of every call's context and, before it closes, compares each reconstruction. */
 function checked(layout, found) {
@@ -49,10 +49,9 @@ function checked(layout, found) {
   });
 }
 
-for (const file of SESSIONS) {
-  const name = file.split("/").pop();
+for (const { file, name, skip } of REAL_SESSIONS) {
   for (const layout of ["cache", "spec"]) {
-    test(`${name}, ${layout} layout: its calls are reconstructed as they were shown`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+    test(`${name}, ${layout} layout: its calls are reconstructed as they were shown`, { skip }, async () => {
       const found = [];
       const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies: [{ name: layout, factory: checked(layout, found) }] });
       assert.equal(r.rows.length, r.calls);

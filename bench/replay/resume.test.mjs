@@ -5,16 +5,14 @@
 // document once lost its working copy for 129 calls: the edit check after a
 // resume had no record of what the model was shown.)
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
+import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { loadStrategyFactory, replaySession } from "./lib/run.mjs";
 
-const SESSIONS = ["/work/shared/workloads/pi-session-refactor.jsonl", new URL("./workloads/pi-session-themes.jsonl", import.meta.url).pathname];
-
-for (const file of SESSIONS) {
-  const name = file.split("/").pop();
+for (const { file, name, skip } of REAL_SESSIONS) {
   for (const [layout, every] of [["cache", 5], ["spec", 17]]) {
-    test(`${name}, ${layout} layout: resumed every ${every} calls, every call's context is byte-identical`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+    test(`${name}, ${layout} layout: resumed every ${every} calls, every call's context is byte-identical`, { skip }, async () => {
       const factory = await loadStrategyFactory("self-context-manager");
       const as = (label, options) => ({ name: label, options, factory: (o) => ({ ...factory(o), name: label }) });
       const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies: [as("straight", { layout }), as("resumed", { layout, resumeEvery: every })] });

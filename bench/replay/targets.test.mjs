@@ -4,27 +4,18 @@
 // session (docs/benchmarks.md, "A second real session"); its bound here is
 // what is measured today, so it cannot get worse unnoticed.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { toProviderMessages } from "./lib/llm.mjs";
+import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { loadStrategyFactory, replaySession, summarize } from "./lib/run.mjs";
 
-const SESSIONS = [
-  {
-    // The recorded session of the workplace (../shared/workloads).
-    file: "/work/shared/workloads/pi-session-refactor.jsonl",
-    cheapReads: 0.54,
-  },
-  {
-    // Kept in the repository (bench/replay/workloads/README.md).
-    file: new URL("./workloads/pi-session-themes.jsonl", import.meta.url).pathname,
-    cheapReads: 0.425,
-  },
-];
+// Cheap reads per session: today's figure, which must not get worse.
+const CHEAP_READS = { "pi-session-refactor.jsonl": 0.54, "pi-session-themes.jsonl": 0.425 };
+const SESSIONS = REAL_SESSIONS.map((s) => ({ ...s, cheapReads: CHEAP_READS[s.name] }));
 
-for (const { file, cheapReads } of SESSIONS) {
-  const name = file.split("/").pop();
-  test(`${name}: edit-anchor visibility, tokens and effective cost meet issue 10's targets`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+for (const { file, name, skip, cheapReads } of SESSIONS) {
+  test(`${name}: edit-anchor visibility, tokens and effective cost meet issue 10's targets`, { skip }, async () => {
     const strategies = [];
     for (const n of ["raw", "self-context-manager"]) strategies.push({ name: n, factory: await loadStrategyFactory(n) });
     const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies });
@@ -46,9 +37,8 @@ for (const { file, cheapReads } of SESSIONS) {
 // call in what the provider receives (pi drops an errored or aborted assistant
 // message with its calls; a stand-in result for one of them was a 400 from
 // Anthropic — the spec layout sent 304 such requests on the recorded session).
-for (const { file } of SESSIONS) {
-  const name = file.split("/").pop();
-  test(`${name}: no tool result without its call, in either layout`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+for (const { file, name, skip } of SESSIONS) {
+  test(`${name}: no tool result without its call, in either layout`, { skip }, async () => {
     const factory = await loadStrategyFactory("self-context-manager");
     const strategies = ["cache", "spec"].map((layout) => ({ name: layout, factory: (o) => ({ ...factory({ ...o, layout }), name: layout }) }));
     const r = await replaySession({ file, text: readFileSync(file, "utf8"), strategies });
@@ -59,9 +49,8 @@ for (const { file } of SESSIONS) {
 
 // Output is shown whole at least once before it can collapse: every tool result
 // of 200+ chars appears in full in some call's context at or after its arrival.
-for (const { file } of SESSIONS) {
-  const name = file.split("/").pop();
-  test(`${name}: every tool output is shown whole at least once`, { skip: !existsSync(file) && `${file} not present` }, async () => {
+for (const { file, name, skip } of SESSIONS) {
+  test(`${name}: every tool output is shown whole at least once`, { skip }, async () => {
     const base = await loadStrategyFactory("self-context-manager");
     const arrived = new Map();
     const shown = new Set();
