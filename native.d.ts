@@ -471,6 +471,12 @@ export interface NapiCachePolicy {
    * whose view does not fit) may take (default 16,000; 0 = off).
    */
   workingCopyUnits?: number
+  /**
+   * Once 20 reads are in and their median output is larger than this
+   * (units), high, low, workingUnits and workingCopyUnits grow in
+   * proportion, up to 4× (default 1,000; 0 = never).
+   */
+  scaleAbove?: number
 }
 
 /**

@@ -406,7 +406,7 @@ describeStores('ContextManager', ({ kind, options }) => {
       expect(results.map((m) => m.toolCallId)).toEqual(['t1', 't2', 't3']);
       expect(textOf(results[0])).toBe('[t1 · 20 lines]');
       expect(textOf(results[2])).toContain('THREE line 19');
-      expect(cm.cacheStats()).toMatchObject({ epochs: 1, collapsedResults: 2 });
+      expect(cm.cacheStats()).toMatchObject({ epochs: 1, collapsedResults: 2, sizeScale: 1 });
       expect(await cm.activate('t1')).toMatchObject({ ok: true, id: `toolcall:${cm.sessionId}:toolu_0` });
       await cm.close();
     });

@@ -38,6 +38,7 @@ const CACHE_POLICY_KEYS = {
   workingEditedCalls: "int",
   workingUnits: "int",
   workingCopyUnits: "int",
+  scaleAbove: "int",
   rewriteCallIds: "bool",
   dropThinking: "bool",
   dedupeReads: "bool",
@@ -104,6 +105,7 @@ function load(cwd, options) {
     workingEditedCalls: envInt("SCM_CACHE_WORKING_EDITED_CALLS") ?? s.cachePolicy?.workingEditedCalls,
     workingUnits: envInt("SCM_CACHE_WORKING_UNITS") ?? s.cachePolicy?.workingUnits,
     workingCopyUnits: envInt("SCM_CACHE_WORKING_COPY_UNITS") ?? s.cachePolicy?.workingCopyUnits,
+    scaleAbove: envInt("SCM_CACHE_SCALE_ABOVE") ?? s.cachePolicy?.scaleAbove,
   };
   for (const [k, v] of Object.entries(cachePolicy)) {
     if (v === undefined) continue;

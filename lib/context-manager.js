@@ -440,7 +440,7 @@ class ContextManager {
     };
   }
 
-  /** Cache layout counters: `{ epochs, notices, folds, hostFolds, collapsedResults, collapsedArgs, dedupes, copies, liveUnits, items }`. */
+  /** Cache layout counters: `{ epochs, notices, folds, hostFolds, collapsedResults, collapsedArgs, dedupes, copies, liveUnits, items, sizeScale }`. */
   cacheStats() {
     const s = JSON.parse(wrap(() => this[NATIVE].cacheStatsJson()));
     return {
@@ -454,6 +454,7 @@ class ContextManager {
       copies: s.copies,
       liveUnits: s.live_units,
       items: s.items,
+      sizeScale: s.size_scale_permille / 1000,
     };
   }
 

@@ -32,7 +32,7 @@ export function formatContext(snap, last, cwd, cache = null, aliases = null) {
 	lines.push(`Totals: ${totals.join(", ")}`);
 	if (cache)
 		lines.push(
-			`Cache layout: ${cache.epochs} collapses, ${cache.folds + cache.hostFolds} folds; ${cache.collapsedResults} outputs and ${cache.collapsedArgs} write/edit/bash bodies collapsed to refs; ${cache.copies ? `${cache.copies} working copies (files edited from memory, shown as they are now); ` : ""}live output ~${cache.liveUnits} tokens`,
+			`Cache layout: ${cache.epochs} collapses, ${cache.folds + cache.hostFolds} folds; ${cache.collapsedResults} outputs and ${cache.collapsedArgs} write/edit/bash bodies collapsed to refs; ${cache.copies ? `${cache.copies} working copies (files edited from memory, shown as they are now); ` : ""}live output ~${cache.liveUnits} tokens${cache.sizeScale > 1 ? `; sizes ×${cache.sizeScale.toFixed(2)} (this codebase's reads are large)` : ""}`,
 		);
 	return lines.join("\n");
 }

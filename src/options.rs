@@ -66,6 +66,10 @@ pub struct NapiCachePolicy {
     /// Units the working copies (the current version of an edited file
     /// whose view does not fit) may take (default 16,000; 0 = off).
     pub working_copy_units: Option<u32>,
+    /// Once 20 reads are in and their median output is larger than this
+    /// (units), high, low, workingUnits and workingCopyUnits grow in
+    /// proportion, up to 4× (default 1,000; 0 = never).
+    pub scale_above: Option<u32>,
 }
 
 impl From<NapiCachePolicy> for CachePolicy {
@@ -87,6 +91,7 @@ impl From<NapiCachePolicy> for CachePolicy {
             working_edited_calls: p.working_edited_calls.unwrap_or(d.working_edited_calls),
             working_units: p.working_units.unwrap_or(d.working_units),
             working_copy_units: p.working_copy_units.unwrap_or(d.working_copy_units),
+            scale_above: p.scale_above.unwrap_or(d.scale_above),
         }
     }
 }

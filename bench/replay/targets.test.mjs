@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { toProviderMessages } from "./lib/llm.mjs";
 import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { loadStrategyFactory, replaySession, summarize } from "./lib/run.mjs";
+import { scaleReads } from "./scale-reads.mjs";
 
 // Cheap reads per session: today's figure, which must not get worse.
 const CHEAP_READS = { "pi-session-refactor.jsonl": 0.54, "pi-session-themes.jsonl": 0.425 };
@@ -75,5 +76,24 @@ for (const { file, name, skip } of SESSIONS) {
     assert.ok(arrived.size > 100, `${arrived.size} outputs`);
     const never = [...arrived].filter(([text]) => !shown.has(text)).map(([text, at]) => `call ${at}: ${text.slice(0, 80)}`);
     assert.deepEqual(never, []);
+  });
+}
+
+// The same work on files twice as large (every read output repeated): the
+// layout's sizes follow the median read (context/scale.rs), so the edits'
+// text stays in view about as often as on the original session (102 / 120
+// with fixed sizes, 113 with scaled ones), and the cost stays a fraction of
+// raw pi's (docs/benchmarks.md, "How robust the figures are").
+{
+  const { file, name, skip } = REAL_SESSIONS.find((s) => s.name === "pi-session-refactor.jsonl");
+  test(`${name} with reads twice as large: the sizes follow them`, { skip }, async () => {
+    const strategies = [];
+    for (const n of ["raw", "self-context-manager"]) strategies.push({ name: n, factory: await loadStrategyFactory(n) });
+    const r = await replaySession({ file, label: `${name} ×2`, text: scaleReads(readFileSync(file, "utf8"), 2), strategies });
+    assert.deepEqual(r.skipped, []);
+    const s = summarize(r.rows).find((x) => x.strategy === "self-context-manager");
+    const figures = JSON.stringify({ supported: `${s.supported}/${s.edits}`, total: s.totalRatio, ...s.priceRatios });
+    assert.ok(s.supportedShare >= 0.93, `edit-anchor visibility ≥ 93% — ${figures}`);
+    assert.ok(s.totalRatio <= 0.25 && s.priceRatios.standard <= 0.3, `cost — ${figures}`);
   });
 }

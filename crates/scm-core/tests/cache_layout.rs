@@ -1514,3 +1514,59 @@ async fn a_working_file_keeps_its_view_through_epochs() {
         s.close().await.unwrap();
     }
 }
+
+/// The sizes follow the codebase (`context::scale`): once 20 reads of large
+/// files are in, the session's `high` grows in proportion, so output that
+/// would pass the configured `high` stays live; a resume derives the same
+/// scale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sizes_grow_with_the_median_read_and_a_resume_keeps_them() {
+    for store in stores() {
+        for scale_above in [0, 100] {
+            let ws = Workspace::new(store.clone());
+            // Reads of ~250 units: 36 of them (~9,000) pass high 5,000,
+            // not the ~12,500 a scale of ~2.5 makes of it.
+            let p = CachePolicy {
+                high: 5_000,
+                low: 500,
+                scale_above,
+                ..small()
+            };
+            let o = opts("scale", p);
+            let mut s = ws.open(o.clone()).await;
+            let mut t = Transcript::default();
+            t.user("read them all");
+            for i in 0..36 {
+                let text = body(&format!("F{i}Q"), 18);
+                ws.write(&format!("f{i}.ts"), &text);
+                t.call(
+                    &format!("r{i}"),
+                    "read",
+                    json!({"path": format!("f{i}.ts")}),
+                    &text,
+                );
+                if i % 3 == 2 {
+                    // The model sees each batch (no unseen output collapses).
+                    s.transform_context(&t.messages).await.unwrap();
+                    t.user("next");
+                }
+            }
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let st = s.cache_stats();
+            let first_read_whole = text(results_text(&out, "t1")[0]).contains("F0Q line 017");
+            if scale_above == 0 {
+                assert_eq!(st.size_scale_permille, 1_000);
+                assert!(st.epochs > 0 && !first_read_whole, "{st:?}");
+            } else {
+                assert!(st.size_scale_permille > 2_000, "{st:?}");
+                assert_eq!(st.epochs, 0, "{st:?}");
+                assert!(first_read_whole);
+            }
+            s.close().await.unwrap();
+            let mut s = ws.open(o).await;
+            assert_eq!(s.cache_stats(), st, "scale_above {scale_above}");
+            let again = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(ser(&out), ser(&again));
+        }
+    }
+}

@@ -61,6 +61,11 @@ pub struct CachePolicy {
     /// (a *working copy*, see [`super::working`]) while the live copies fit
     /// in this (units). 0 = no working copies.
     pub working_copy_units: u32,
+    /// Once a session has made 20 reads and their median output is larger
+    /// than this (units), `high`, `low`, `working_units` and
+    /// `working_copy_units` grow in proportion, up to 4× (see
+    /// [`crate::context::scale`]). 0 = never.
+    pub scale_above: u32,
 }
 
 impl Default for CachePolicy {
@@ -81,6 +86,7 @@ impl Default for CachePolicy {
             working_edited_calls: 32,
             working_units: 6_000,
             working_copy_units: 16_000,
+            scale_above: 1_000,
         }
     }
 }

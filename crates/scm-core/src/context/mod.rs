@@ -9,6 +9,7 @@ pub mod images;
 pub mod ingest;
 pub mod notices;
 pub mod output;
+pub mod scale;
 pub mod spec_layout;
 pub mod static_refs;
 pub mod tool_args;

@@ -15,7 +15,7 @@ use crate::context::aliases::{file_alias, Alias, AliasMiss};
 use crate::context::cache_layout::{
     activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
 };
-use crate::context::epochs::{utf16_len, Shown};
+use crate::context::epochs::{utf16_len, CachePolicy, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::path_arg;
@@ -526,8 +526,14 @@ impl Session {
         }
     }
 
+    /// The cache policy as configured, its sizes at the scale this
+    /// session's reads give them (see [`crate::context::scale`]).
+    pub(super) fn cache_policy(&self) -> CachePolicy {
+        self.cache.scaled(&self.options.cache)
+    }
+
     fn run_epoch(&mut self, pinned: &HashSet<usize>, force: bool) {
-        let p = self.options.cache.clone();
+        let p = self.cache_policy();
         let call = self.records.model_calls.len() as u32;
         // The delta lists only the files first seen since the last one.
         let from = self.cache.state.files_listed;
@@ -569,7 +575,7 @@ impl Session {
     }
 
     fn render_cache(&mut self) -> String {
-        let p = self.options.cache.clone();
+        let p = self.cache_policy();
         let system = self
             .options
             .render
@@ -592,7 +598,7 @@ impl Session {
     }
 
     fn apply_fold(&mut self, plan: FoldPlan, text: &str, host: bool, keep: &HashSet<usize>) {
-        let p = self.options.cache.clone();
+        let p = self.cache_policy();
         let resolver = self.indexer.resolver.clone();
         let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
         let mut keep = keep.clone();
@@ -641,7 +647,7 @@ impl Session {
     /// Cache layout assembly: host fold, epoch if due, render, engine fold
     /// if due (then render again).
     pub(super) fn assemble_cache(&mut self) -> String {
-        let p = self.options.cache.clone();
+        let p = self.cache_policy();
         let pinned = self.pinned_calls();
         if let Some(h) = self.cache.host_fold.take() {
             let cut = self.host_cut(&h).max(self.cache.fold_cut());
@@ -719,7 +725,7 @@ impl Session {
 
     /// Counters of the cache layout (tests, benchmarks).
     pub fn cache_stats(&self) -> CacheStats {
-        self.cache.stats(&self.options.cache, &self.pinned_calls())
+        self.cache.stats(&self.cache_policy(), &self.pinned_calls())
     }
 
     /// The alias of an object (`t12`, `f3`), if it has one.

@@ -43,7 +43,7 @@ impl Session {
     pub(super) fn note_written(&mut self, call: u32) {
         let c = &self.cache.state.calls[call as usize];
         let big = crate::context::epochs::units(c.arg_chars)
-            > u64::from(self.options.cache.working_units);
+            > u64::from(self.cache_policy().working_units);
         if let (Some(f), true) = (c.file, big) {
             *self.cache.state.recall.entry(f).or_default() += 1;
         }

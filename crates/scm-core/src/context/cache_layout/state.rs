@@ -15,6 +15,7 @@ use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
 use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Shown, ToolCallState};
+use crate::context::scale::ReadSizes;
 use crate::context::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 
@@ -52,6 +53,10 @@ pub struct CacheStats {
     pub copies: usize,
     pub live_units: u64,
     pub items: usize,
+    /// The scale the session's reads put on the policy's sizes, in
+    /// thousandths (see [`crate::context::scale`]).
+    #[serde(default)]
+    pub size_scale_permille: u64,
 }
 
 /// Items of the persisted lists (`aliases.t`, `state.calls`, `state.files`,
@@ -123,6 +128,9 @@ pub struct CacheLayout {
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
+    /// The sizes of the session's read outputs: the policy's sizes scale
+    /// with them ([`crate::context::scale`]); derived from `state.calls`.
+    pub read_sizes: ReadSizes,
 }
 
 impl CacheLayout {
@@ -139,9 +147,11 @@ impl CacheLayout {
         self.latest_show.clear();
         self.file_calls.clear();
         self.fresh.clear();
+        self.read_sizes.clear();
         for i in 0..self.state.calls.len() {
             self.note_show(i as u32, self.state.calls[i].clone());
             self.note_file_calls(i as u32);
+            self.note_read_size(i as u32);
         }
     }
 
@@ -312,7 +322,22 @@ impl CacheLayout {
         let c = c.clone();
         self.note_show(call, c);
         self.note_file_calls(call);
+        self.note_read_size(call);
         self.fresh.push(call);
+    }
+
+    /// A read's output size counts towards the scale of the policy's sizes
+    /// (a failed read or an identical re-read says nothing new).
+    fn note_read_size(&mut self, call: u32) {
+        let c = &self.state.calls[call as usize];
+        if c.tool == "read" && c.has_result && !c.is_error && c.dedupe_of.is_none() {
+            self.read_sizes.insert(c.result_chars);
+        }
+    }
+
+    /// `p` at the scale the session's reads give it (see [`crate::context::scale`]).
+    pub fn scaled(&self, p: &CachePolicy) -> CachePolicy {
+        p.at_scale(self.read_sizes.permille(p.scale_above))
     }
 
     /// The earlier call a new read is identical to: same file, same
@@ -825,6 +850,7 @@ impl CacheLayout {
             },
             live_units: self.live_units(p, pinned),
             items: self.items.len(),
+            size_scale_permille: self.read_sizes.permille(p.scale_above),
         }
     }
 
