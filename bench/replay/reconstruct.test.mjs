@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { replaySession } from "./lib/run.mjs";
+import { scaleReads } from "./scale-reads.mjs";
 
 const { ContextManager } = await import(new URL("../../index.js", import.meta.url).href);
 
@@ -58,4 +59,16 @@ for (const { file, name, skip } of REAL_SESSIONS) {
       assert.deepEqual(found.slice(0, 10), []);
     });
   }
+}
+
+// With reads twice as large the sizes scale with the median read (context/scale.rs): a reconstruction must
+// derive the same scale at each call as the live session did.
+{
+  const { file, name, skip } = REAL_SESSIONS.find((s) => s.name === "pi-session-refactor.jsonl");
+  test(`${name} with reads twice as large, cache layout: its calls are reconstructed as they were shown`, { skip }, async () => {
+    const found = [];
+    const r = await replaySession({ file, text: scaleReads(readFileSync(file, "utf8"), 2), strategies: [{ name: "cache", factory: checked("cache", found) }] });
+    assert.equal(r.rows.length, r.calls);
+    assert.deepEqual(found.slice(0, 10), []);
+  });
 }
