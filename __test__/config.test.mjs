@@ -6,7 +6,7 @@ import path from 'node:path';
 import { require, scm, tempDir, uid } from './helpers.mjs';
 
 const { loadConfig, storeFromArg } = require('../lib/config.js');
-const KEYS = ['SCM_STORE', 'SCM_STORE_PATH', 'SCM_XTDB_URL', 'SCM_DEFAULT_FILESYSTEM_ID', 'SCM_DEFAULT_IS_LOCAL'];
+const KEYS = ['SCM_STORE', 'SCM_STORE_PATH', 'SCM_XTDB_URL', 'SCM_DEFAULT_FILESYSTEM_ID', 'SCM_DEFAULT_IS_LOCAL', 'SCM_CACHE_SCALE_ABOVE'];
 const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
 afterEach(() => {
   for (const k of KEYS) {
@@ -83,5 +83,16 @@ describe('the store a command-line --store names', () => {
     const { dir, agentDir } = workspace({ store: { kind: 'xtdb', url: 'http://elsewhere' } });
     process.env.SCM_STORE_PATH = '/somewhere/else.sqlite';
     expect(loadConfig(dir, { agentDir, store: storeFromArg('s.sqlite') }).store).toEqual({ kind: 'embedded', path: path.join(dir, 's.sqlite') });
+  });
+});
+
+describe('the cache layout\'s size scale (design §5 rule 7)', () => {
+  it('scaleAbove from settings, the environment over settings, and a bad value is INVALID_ARGUMENT', () => {
+    const { dir, agentDir } = workspace({ cachePolicy: { scaleAbove: 2000 } });
+    expect(loadConfig(dir, { agentDir }).cachePolicy).toMatchObject({ scaleAbove: 2000 });
+    process.env.SCM_CACHE_SCALE_ABOVE = '0';
+    expect(loadConfig(dir, { agentDir }).cachePolicy).toMatchObject({ scaleAbove: 0 });
+    process.env.SCM_CACHE_SCALE_ABOVE = 'big';
+    expect(() => loadConfig(dir, { agentDir })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });
