@@ -549,7 +549,7 @@ export interface CachePolicy {
   workingUnits?: number;
   /** Units the working copies may take: the current version of a file the agent is editing, shown once when its view no longer fits (default 16,000; 0 = off). */
   workingCopyUnits?: number;
-  /** Once 20 reads are in and their median output is larger than this (units, chars/4), `high`, `low`, `workingUnits` and `workingCopyUnits` grow in proportion, up to 4×: the sizes follow a codebase's file sizes (default 1,000; 0 = never). */
+  /** Once 20 reads are in and their median output is larger than this (units, chars/4), `high`, `low`, `workingUnits` and `workingCopyUnits` grow in proportion, up to 2×: the sizes follow a codebase's file sizes (default 1,000; 0 = never). */
   scaleAbove?: number;
 }
 

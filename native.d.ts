@@ -474,7 +474,7 @@ export interface NapiCachePolicy {
   /**
    * Once 20 reads are in and their median output is larger than this
    * (units), high, low, workingUnits and workingCopyUnits grow in
-   * proportion, up to 4× (default 1,000; 0 = never).
+   * proportion, up to 2× (default 1,000; 0 = never).
    */
   scaleAbove?: number
 }

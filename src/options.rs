@@ -68,7 +68,7 @@ pub struct NapiCachePolicy {
     pub working_copy_units: Option<u32>,
     /// Once 20 reads are in and their median output is larger than this
     /// (units), high, low, workingUnits and workingCopyUnits grow in
-    /// proportion, up to 4× (default 1,000; 0 = never).
+    /// proportion, up to 2× (default 1,000; 0 = never).
     pub scale_above: Option<u32>,
 }
 

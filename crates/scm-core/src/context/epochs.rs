@@ -63,7 +63,7 @@ pub struct CachePolicy {
     pub working_copy_units: u32,
     /// Once a session has made 20 reads and their median output is larger
     /// than this (units), `high`, `low`, `working_units` and
-    /// `working_copy_units` grow in proportion, up to 4× (see
+    /// `working_copy_units` grow in proportion, up to 2× (see
     /// [`crate::context::scale`]). 0 = never.
     pub scale_above: u32,
 }
