@@ -15,7 +15,7 @@ use crate::context::epochs::{units, CachePolicy};
 pub const MIN_READS: usize = 20;
 
 /// The scale never exceeds 2×: replayed with reads 3× and 4× as large, a
-/// cap of 2 kept as many edits' text in view as 3 or 4 (114 and 107 of 120
+/// cap of 2 kept about as many edits' text in view as 3 or 4 (114 and 107 of 120
 /// against 114 and 109) at far less cost (0.221× and 0.188× effective
 /// against 0.302× and 0.274×); the misses left are not about size.
 pub const MAX_PERMILLE: u64 = 2_000;
