@@ -262,6 +262,49 @@ async fn an_epoch_collapses_all_but_the_newest_that_fit_in_low() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ranged_read_does_not_take_a_pin_off_the_whole_read() {
+    // Found by __test__/layout-invariants.test.mjs: a pinned file read
+    // whole, then read in part, lost its whole read at the next epoch (the
+    // slice became "the newest call showing it", and the pin followed it).
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("pin-ranged", small())).await;
+        let plan = body("PLANDOC", 30);
+        ws.write("plan.md", &plan);
+        let mut t = Transcript::default();
+        t.user("read the plan")
+            .call("r1", "read", json!({"path": "plan.md"}), &plan);
+        s.read("plan.md").await.unwrap();
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.pin("plan.md").ok);
+        s.observe_partial_read("plan.md").await.unwrap();
+        let slice: String = plan.lines().take(3).collect::<Vec<_>>().join("\n");
+        t.call(
+            "r2",
+            "read",
+            json!({"path": "plan.md", "offset": 1, "limit": 3}),
+            &slice,
+        );
+        let mut outs = vec![s.transform_context(&t.messages).await.unwrap()];
+        let mut i = 0;
+        while s.cache_stats().epochs < 3 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "z"}),
+                &body(&format!("B{i}Q"), 20),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            i += 1;
+        }
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t1"), plan, "the pinned whole read stays");
+        assert_reconstructed(&s, &outs, 1).await;
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_content_never_collapses_and_unpin_lets_it_go() {
     for store in stores() {
         let ws = Workspace::new(store);
@@ -1154,6 +1197,22 @@ async fn activate_and_pin_of_an_unchanged_live_file_point_above() {
         assert_eq!(result_of(out, "t1"), v1);
         assert_eq!(occurrences(out, "VONE line 009"), 1);
         assert_eq!(occurrences(out, "B0K"), 0, "collapsed at the epoch");
+        // ... and at every later epoch, once the pin's own note is no longer
+        // among the newest calls an epoch keeps (a random session found the
+        // read collapsed under a live pin).
+        while s.cache_stats().epochs < 4 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("B{i}K"), 20),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            i += 1;
+        }
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t1"), v1, "the pinned file's read collapsed");
+        assert_eq!(occurrences(out, "VONE line 009"), 1);
         assert_reconstructed(&s, &outs, 0).await;
     }
 }

@@ -710,7 +710,9 @@ impl Session {
         if skeleton.div_ceil(4) <= u64::from(p.fold) {
             return out;
         }
-        let text = self.cache.summary(&self.chat.turns, plan.cut, &p);
+        let text = self
+            .cache
+            .summary(&self.chat.turns, plan.cut, plan.user, &p);
         // Working files' views whose place is folded go in the block too.
         let mut keep = pinned.clone();
         keep.extend(self.cache.working().iter().map(|&c| c as usize));

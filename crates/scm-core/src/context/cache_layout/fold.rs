@@ -23,6 +23,10 @@ const USER_CHARS: usize = 1_000;
 const FIRST_PROMPT_CHARS: usize = 2_000;
 const OUTCOME_CHARS: usize = 300;
 
+/// What a turn's block says instead of its prompt when the fold shows that
+/// prompt right after the summary.
+pub const PROMPT_FOLLOWS: &str = "the current turn; its prompt follows this summary";
+
 /// The text parts of a message `content` (string or parts), joined.
 pub fn content_text(content: &Value) -> String {
     match content {
@@ -65,16 +69,21 @@ struct TurnDigest<'a> {
     user: Option<&'a Value>,
     outcome: Option<&'a MessageEntry>,
     calls: Vec<u32>,
+    /// Its prompt is shown right after the summary.
+    prompt_follows: bool,
 }
 
 /// One block per folded turn; see the module docs. `cut`: the first item
 /// that stays (everything before it is folded). Walks from the cut back and
 /// stops when the budget is spent, so a fold costs what it summarises, not
-/// the whole history.
+/// the whole history. `repeated`: the user item the fold shows again after
+/// the summary (the cut fell inside the current turn); its turn's block
+/// names it instead of quoting it, so the prompt is in view once.
 pub fn extractive_summary<T: AsRef<Turn>>(
     turns: &[T],
     items: &[Item],
     cut: usize,
+    repeated: Option<usize>,
     calls: &[ToolCallState],
     files: &[FileEntry],
     budget: usize,
@@ -90,7 +99,9 @@ pub fn extractive_summary<T: AsRef<Turn>>(
             .iter()
             .rposition(|it| it.turn != turn)
             .map_or(0, |p| p + 1);
-        let block = turn_block(&digest(turns, &folded[start..end]), calls, files);
+        let mut d = digest(turns, &folded[start..end]);
+        d.prompt_follows = repeated.is_some_and(|u| (start..end).contains(&u));
+        let block = turn_block(&d, calls, files);
         let n = block.chars().count() + 1;
         if used + n > budget && !blocks.is_empty() {
             break;
@@ -158,12 +169,14 @@ fn digest<'a, T: AsRef<Turn>>(turns: &'a [T], run: &[Item]) -> TurnDigest<'a> {
         calls: assistants()
             .flat_map(|it| it.call..it.call + it.calls)
             .collect(),
+        prompt_follows: false,
     }
 }
 
 fn turn_block(d: &TurnDigest, calls: &[ToolCallState], files: &[FileEntry]) -> String {
     let mut s = format!("- Turn {}", d.turn);
     match d.user {
+        Some(_) if d.prompt_follows => s.push_str(&format!(" ({PROMPT_FOLLOWS})")),
         Some(u) => {
             s.push_str(": ");
             s.push_str(&one_line(&content_text(u), USER_CHARS));
@@ -384,7 +397,7 @@ mod tests {
         ] {
             for budget in [0, 1, 50, 400, 2_000, 100_000] {
                 assert_eq!(
-                    extractive_summary(&turns, &items, cut, &calls, &files, budget),
+                    extractive_summary(&turns, &items, cut, None, &calls, &files, budget),
                     summary_walking_everything(&turns, &items, cut, &calls, &files, budget),
                     "cut {cut}, budget {budget}"
                 );
@@ -406,10 +419,32 @@ mod tests {
         let middle = format!("MID: {}", "use tabs, not spaces. ".repeat(30));
         turns[50].user.as_mut().unwrap().content = json!(middle);
         let cut = items.len() - 1;
-        let s = extractive_summary(&turns, &items, cut, &calls, &files, 4_000);
+        let s = extractive_summary(&turns, &items, cut, None, &calls, &files, 4_000);
         assert!(s.contains(&one_line(&task, FIRST_PROMPT_CHARS)), "{s}");
         assert!(s.contains(&one_line(&middle, USER_CHARS)), "{s}");
         assert!(middle.len() > 600 && one_line(&middle, USER_CHARS) == one_line(&middle, 10_000));
+    }
+
+    #[test]
+    fn the_prompt_shown_after_the_summary_is_not_quoted_in_it() {
+        // A cut inside the current turn shows its prompt again after the
+        // summary; quoting it in the summary too put it in view twice.
+        let (mut turns, items, calls, files) = session(12);
+        let u = items
+            .iter()
+            .rposition(|it| it.kind == ItemKind::User)
+            .unwrap();
+        let t = items[u].turn as usize;
+        turns[t].user.as_mut().unwrap().content = json!("NOW: rename the parser");
+        let cut = items.len() - 1;
+        assert!(u < cut);
+        let quoted = extractive_summary(&turns, &items, cut, None, &calls, &files, 4_000);
+        assert!(quoted.contains("NOW: rename the parser"), "{quoted}");
+        let s = extractive_summary(&turns, &items, cut, Some(u), &calls, &files, 4_000);
+        assert!(!s.contains("NOW: rename the parser"), "{s}");
+        assert!(s.contains(&format!("- Turn {t} ({PROMPT_FOLLOWS})")), "{s}");
+        // The turn's calls are still listed.
+        assert_eq!(s.lines().count(), quoted.lines().count());
     }
 
     #[test]

@@ -231,8 +231,10 @@ impl CacheLayout {
         if !c.has_result || c.is_error {
             return;
         }
-        // An identical re-read shows nothing itself: its original stays the newest showing call.
-        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe_of.is_none() {
+        // An identical re-read shows nothing itself: its original stays the
+        // newest showing call. Nor does a slice show the object: a pin or
+        // deactivation of the file is about its whole text.
+        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe_of.is_none() && !c.ranged {
             if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
                 self.latest_show.insert(id.clone(), call);
             }
@@ -854,12 +856,20 @@ impl CacheLayout {
         }
     }
 
-    /// The engine's fold summary for a cut (see [`fold`]).
-    pub fn summary<T: AsRef<Turn>>(&self, turns: &[T], cut: u32, p: &CachePolicy) -> String {
+    /// The engine's fold summary for a cut (see [`fold`]); `repeated`: the
+    /// user item shown again after it.
+    pub fn summary<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        repeated: Option<u32>,
+        p: &CachePolicy,
+    ) -> String {
         fold::extractive_summary(
             turns,
             &self.items.list,
             cut as usize,
+            repeated.map(|u| u as usize),
             &self.state.calls,
             &self.state.files,
             p.summary_chars as usize,
