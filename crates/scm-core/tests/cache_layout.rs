@@ -679,6 +679,117 @@ async fn the_engine_folds_when_the_skeleton_passes_fold() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identical_re_read_never_points_at_output_a_fold_removed() {
+    // Found by __test__/layout-invariants.test.mjs: a re-read deduplicated
+    // against a read that the same call's fold then folded away showed
+    // "[t83: identical to t77 above]" with nothing above.
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "dedupe-fold",
+                CachePolicy {
+                    fold: 400,
+                    ..small()
+                },
+            ))
+            .await;
+        let a = body("AFILE", 12);
+        ws.write("a.ts", &a);
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let mut pointed = 0;
+        for turn in 0..16 {
+            t.user(&format!("PROMPT{turn} look at a.ts again"));
+            s.read("a.ts").await.unwrap();
+            t.call(&format!("r{turn}"), "read", json!({"path": "a.ts"}), &a);
+            t.call(
+                &format!("b{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("B{turn}Q"), 14),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let all = serde_json::to_string(&out).unwrap();
+            if all.contains(": identical to t") {
+                pointed += 1;
+                assert_eq!(
+                    occurrences(&out, "AFILE line 011"),
+                    1,
+                    "turn {turn}: a pointer with its original in view"
+                );
+            }
+            assert!(
+                occurrences(&out, "AFILE line 011") <= 1,
+                "turn {turn}: never twice"
+            );
+            outs.push(out);
+        }
+        let st = s.cache_stats();
+        assert!(pointed > 0 && st.folds >= 2, "{st:?}");
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_of_output_an_earlier_fold_removed_shows_its_text() {
+    // Found by the random sessions (seed 343): output too short to collapse
+    // (or kept for recency) is folded without collapsing; a later identical
+    // read pointed at it as if it were still above.
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "dedupe-folded",
+                CachePolicy {
+                    fold: 400,
+                    ..small()
+                },
+            ))
+            .await;
+        let a = "SHORTFILE one\nSHORTFILE two";
+        ws.write("a.ts", a);
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        t.user("PROMPT read a.ts");
+        s.read("a.ts").await.unwrap();
+        t.call("r0", "read", json!({"path": "a.ts"}), a);
+        t.assistant("read it", &[]);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let mut turn = 1;
+        while occurrences(outs.last().unwrap(), "SHORTFILE two") > 0 {
+            assert!(turn < 30, "never folded: {:?}", s.cache_stats());
+            t.user(&format!("PROMPT{turn} go on"));
+            for k in 0..3 {
+                t.call(
+                    &format!("c{turn}_{k}"),
+                    "bash",
+                    json!({"command": "b"}),
+                    &body(&format!("O{turn}_{k}W"), 12),
+                );
+            }
+            t.assistant(&format!("DONE{turn}"), &[]);
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            turn += 1;
+        }
+        assert!(s.cache_stats().folds > 0);
+        t.user("PROMPT again");
+        s.read("a.ts").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.ts"}), a);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            occurrences(&out, "SHORTFILE two"),
+            1,
+            "the re-read shows the text"
+        );
+        outs.push(out);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activate_renders_the_object_inline_and_deactivate_waits_for_an_epoch() {
     for store in stores() {
         let ws = Workspace::new(store);

@@ -146,9 +146,13 @@ pub struct ToolCallState {
     /// Epoch at which the collapsible arguments collapsed. Permanent.
     #[serde(rename = "ac", default, skip_serializing_if = "Option::is_none")]
     pub args_collapsed: Option<u32>,
-    /// Identical re-read of this earlier call.
+    /// Identical re-read of this earlier call (see [`ToolCallState::dedupe`]).
     #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
     pub dedupe_of: Option<u32>,
+    /// Epoch (1-based) from which `dedupe_of` no longer holds: the fold that
+    /// came with it folded the original away, so the call shows its text.
+    #[serde(rename = "dv", default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_void: Option<u32>,
     /// An activation that found its target live points at the call showing
     /// it: keeping this call keeps that one (the note stays true).
     #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
@@ -162,6 +166,17 @@ pub struct ToolCallState {
 }
 
 impl ToolCallState {
+    /// The earlier call this identical re-read points at, while it does.
+    pub fn dedupe(&self) -> Option<u32> {
+        self.dedupe_of.filter(|_| self.dedupe_void.is_none())
+    }
+
+    /// [`ToolCallState::dedupe`] as it was with `epochs` epochs done.
+    pub fn dedupe_at(&self, epochs: u32) -> Option<u32> {
+        self.dedupe_of
+            .filter(|_| self.dedupe_void.is_none_or(|e| e > epochs))
+    }
+
     pub fn result_collapsible(&self, p: &CachePolicy) -> bool {
         self.has_result && self.result_chars >= u64::from(p.min_collapse_chars)
     }
@@ -186,7 +201,7 @@ impl ToolCallState {
     /// Live collapsible units now (what an epoch could free).
     pub fn live_units(&self, p: &CachePolicy) -> u64 {
         let mut n = 0;
-        if self.result_collapsible(p) && self.collapsed.is_none() && self.dedupe_of.is_none() {
+        if self.result_collapsible(p) && self.collapsed.is_none() && self.dedupe().is_none() {
             n += units(self.result_chars);
         }
         if self.args_collapsible(p) && self.args_collapsed.is_none() {
@@ -199,7 +214,7 @@ impl ToolCallState {
     /// and what could collapse has (nothing un-collapses a call).
     pub fn settled(&self, p: &CachePolicy) -> bool {
         self.has_result
-            && (self.collapsed.is_some() || self.dedupe_of.is_some() || !self.result_collapsible(p))
+            && (self.collapsed.is_some() || self.dedupe().is_some() || !self.result_collapsible(p))
             && (self.args_collapsed.is_some() || !self.args_collapsible(p))
     }
 
@@ -257,7 +272,7 @@ pub fn kept_calls(
     }
     let originals: Vec<usize> = kept
         .iter()
-        .flat_map(|&i| [calls[i].dedupe_of, calls[i].points_to])
+        .flat_map(|&i| [calls[i].dedupe(), calls[i].points_to])
         .flatten()
         .map(|d| d as usize)
         .collect();

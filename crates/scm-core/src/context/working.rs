@@ -77,7 +77,7 @@ fn touched(c: &ToolCallState, shows_files: &dyn Fn(&ToolCallState) -> Vec<u32>) 
 /// Units a kept call costs in view.
 pub fn view_units(c: &ToolCallState, p: &CachePolicy) -> u64 {
     let mut n = 0;
-    if c.result_collapsible(p) && c.dedupe_of.is_none() {
+    if c.result_collapsible(p) && c.dedupe().is_none() {
         n += units(c.result_chars);
     }
     if c.args_collapsible(p) {

@@ -414,7 +414,7 @@ impl Session {
         let live = |c: u32| {
             let st = &self.cache.state.calls[c as usize];
             let in_view = self.cache.items.result_item[c as usize].is_some_and(|r| r >= start);
-            in_view && st.result_live_at(epochs) && st.dedupe_of.is_none() && st.tool != "write"
+            in_view && st.result_live_at(epochs) && st.dedupe().is_none() && st.tool != "write"
         };
         if let Some(c) = self.cache.aliases.call_of(id) {
             return live(c).then_some(c);

@@ -317,7 +317,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         if c.result_collapsible(self.policy) && !c.result_live_at(self.epochs) {
             return ref_text(call, &self.live_text(call));
         }
-        if let Some(d) = c.dedupe_of {
+        if let Some(d) = c.dedupe_at(self.epochs) {
             return format!(
                 "[{}: identical to {} above]",
                 call_alias(call),
@@ -422,7 +422,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         // Image parts pass through while the result shows live (see context::images).
         let c = &self.state.calls[it.call as usize];
         let collapsed = c.result_collapsible(self.policy) && !c.result_live_at(self.epochs);
-        if c.shows.is_empty() && c.dedupe_of.is_none() && !collapsed {
+        if c.shows.is_empty() && c.dedupe_at(self.epochs).is_none() && !collapsed {
             content.extend_from_slice(crate::context::images::of_doc(self.call_doc(it.call)));
         }
         m.insert("content".into(), Value::Array(content));
@@ -617,7 +617,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                     let c = &self.state.calls[it.call as usize];
                     if c.result_collapsible(self.policy)
                         && c.result_live_at(self.epochs)
-                        && c.dedupe_of.is_none()
+                        && c.dedupe_at(self.epochs).is_none()
                     {
                         n += c.result_chars;
                     }

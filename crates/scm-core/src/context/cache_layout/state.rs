@@ -187,7 +187,7 @@ impl CacheLayout {
             match c.tool.as_str() {
                 "edit" => args_in_view && c.args_live_at(epochs),
                 "write" => args_in_view && c.args_live_at(epochs),
-                _ => result_in_view && c.result_live_at(epochs) && c.dedupe_of.is_none(),
+                _ => result_in_view && c.result_live_at(epochs) && c.dedupe().is_none(),
             }
         })
     }
@@ -344,7 +344,8 @@ impl CacheLayout {
 
     /// The earlier call a new read is identical to: same file, same
     /// arguments, same text, no other tool on that file in between, and
-    /// the earlier one still live.
+    /// the earlier one still live and in view (a fold may have folded it
+    /// away without collapsing it: pointing there points at nothing).
     pub fn find_dedupe(
         &self,
         call: u32,
@@ -374,8 +375,14 @@ impl CacheLayout {
                 continue;
             }
             let same = d.get("content").and_then(Value::as_str) == Some(text);
-            return (same && !p.is_error && p.collapsed.is_none() && p.dedupe_of.is_none())
-                .then_some(j);
+            let in_view = self.items.result_item[j as usize].is_some_and(|r| r >= self.fold_cut())
+                || shown_in_block(self.state.folds.last().and_then(|f| f.pinned.as_deref()), j);
+            return (same
+                && in_view
+                && !p.is_error
+                && p.collapsed.is_none()
+                && p.dedupe().is_none())
+            .then_some(j);
         }
         None
     }
@@ -515,6 +522,17 @@ impl CacheLayout {
         let mut work = plan.calls;
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
+        // What a kept pointer ("identical to t12 above", "f3 is shown
+        // above") names stays too: the fresh and working calls added above
+        // may point at a call the recency rule let go.
+        let originals: Vec<usize> = kept
+            .iter()
+            .flat_map(|&i| [self.state.calls[i].dedupe(), self.state.calls[i].points_to])
+            .flatten()
+            .map(|d| d as usize)
+            .filter(|d| !deactivated.contains(d))
+            .collect();
+        kept.extend(originals);
         kept.sort_unstable();
         kept.dedup();
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
@@ -729,6 +747,7 @@ impl CacheLayout {
             self.changed.epochs.insert(epoch - 1);
             self.texts.forget_epoch(epoch as usize - 1);
         }
+        self.void_folded_dedupes(plan.cut, epoch, pinned_block.as_deref());
         self.state.folds.push(FoldRecord {
             epoch,
             cut: plan.cut,
@@ -739,6 +758,42 @@ impl CacheLayout {
             copies: area,
         });
         self.fold_plan = None;
+    }
+
+    /// An identical re-read kept after a fold's `cut` whose original the
+    /// fold folds away shows its own text from `epoch` on: "[t83: identical
+    /// to t77 above]" would point at nothing (found by the random sessions
+    /// of `__test__/layout-invariants.test.mjs`). After a fold everything
+    /// past its summary is sent again anyway, so this costs no cache.
+    fn void_folded_dedupes(&mut self, cut: u32, epoch: u32, block: Option<&str>) {
+        let item = |k: u32| self.items.result_item.get(k as usize).copied().flatten();
+        let void: Vec<u32> = (0..self.state.calls.len() as u32)
+            .filter(|&k| {
+                self.state.calls[k as usize].dedupe().is_some_and(|d| {
+                    item(d).is_none_or(|r| r < cut)
+                        && !shown_in_block(block, d)
+                        && item(k).is_some_and(|r| r >= cut)
+                })
+            })
+            .collect();
+        for k in void {
+            self.state.calls[k as usize].dedupe_void = Some(epoch);
+            self.changed.calls.insert(k);
+            if let Some(r) = item(k) {
+                self.json.get_mut(r as usize).map(Option::take);
+            }
+            // It can collapse again: back among the calls an epoch looks at.
+            if (k as usize) < self.open_looked {
+                self.open.push(k);
+            }
+            if (k as usize) < self.looked {
+                self.unsettled.push(k);
+            }
+        }
+        self.open.sort_unstable();
+        self.open.dedup();
+        self.unsettled.sort_unstable();
+        self.unsettled.dedup();
     }
 
     /// The current fold's cut (0 when unfolded).
@@ -841,7 +896,7 @@ impl CacheLayout {
             host_folds: self.state.folds.iter().filter(|f| f.host).count(),
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
             collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
-            dedupes: calls.iter().filter(|c| c.dedupe_of.is_some()).count(),
+            dedupes: calls.iter().filter(|c| c.dedupe().is_some()).count(),
             // Distinct copies made: a fold carries some over unchanged.
             copies: {
                 let chat = self.state.epochs.iter().flat_map(|e| &e.copies);
@@ -953,6 +1008,12 @@ impl CacheLayout {
         }
         Some(s)
     }
+}
+
+/// Whether a fold's `PINNED` block shows call `c`'s output (under its
+/// `(t12) ---` head, see [`CacheLayout::pinned_block`]).
+fn shown_in_block(block: Option<&str>, c: u32) -> bool {
+    block.is_some_and(|b| b.contains(&format!("({}) ---\n", call_alias(c))))
 }
 
 /// The files (alias indices) a call's activation shows.
