@@ -48,11 +48,12 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 
 const fileCopyHead = /^FILE (f\d+) (\S+)(?: as of t\d+)? \(\d+ lines; later edits of it follow\):\n/;
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache' }) {
+  const cacheLayout = layout === 'cache';
   const r = rng(seed);
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
-  const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: false, cachePolicy };
+  const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: false, cachePolicy, layout };
   let cm = await ContextManager.open(openOptions);
   const files = [];
   for (let i = 0; i < r.int(4, 8); i++) {
@@ -85,7 +86,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
       cm = await ContextManager.open(openOptions);
     }
     const out = await cm.transformContext(messages);
-    const stats = cm.cacheStats();
+    const stats = cacheLayout ? cm.cacheStats() : {};
     outputs.push(out);
     // 1. Pairing.
     const called = new Set();
@@ -119,7 +120,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
     }
     fresh = [];
     // A pinned file stays in view (as pinned) until unpinned or deactivated.
-    for (const rel of pinned) {
+    // (Cache layout: in the spec layout a pin only exempts an object from collapsing, SSOT §3.1, it shows nothing.)
+    for (const rel of cacheLayout ? pinned : []) {
       const text = shown.get(rel);
       if (!all.includes(text) && process.env.INV_DEBUG)
         console.log(JSON.stringify({ rel, text, out: out.map((m) => ({ role: m.role, text: (plain(m) ?? '').slice(0, 200), calls: m.role === 'assistant' ? m.content.filter((b) => b.type === 'toolCall').map((b) => [b.id, b.name, JSON.stringify(b.arguments).slice(0, 100)]) : undefined })) }, null, 1));
@@ -127,14 +129,14 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
     }
     // 4. A new working copy is the file as it is now.
     const seenBefore = new Set((prevOut ?? []).map((m) => plain(m)));
-    for (const t of texts) {
+    for (const t of cacheLayout ? texts : []) {
       const h = fileCopyHead.exec(t);
       if (!h || seenBefore.has(t)) continue;
       expect(t.slice(h[0].length), `${where(n)}: working copy of ${h[2]} is not the file on disk`).toBe(disk(h[2]));
     }
     // 5. Between epochs, the last context plus the new messages.
     const moved = !before || stats.epochs !== before.epochs || stats.folds !== before.folds || stats.notices !== before.notices;
-    if (!moved && prevOut) expect(out.slice(0, prevOut.length), `${where(n)}: prefix broken without an epoch`).toEqual(prevOut);
+    if (cacheLayout && !moved && prevOut) expect(out.slice(0, prevOut.length), `${where(n)}: prefix broken without an epoch`).toEqual(prevOut);
     before = stats;
     prevOut = out;
   }
@@ -159,6 +161,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
       await cm.observePartialRead(rel);
       call = { id: callId, name: 'read', arguments: { path: rel, offset, limit } };
       result = msg.result(callId, 'read', sliceOutput(lines, offset, limit));
+      // The lines, at least (the spec layout shows the file they come from instead of the slice).
+      expected = lines.slice(offset - 1, offset - 1 + limit).join('\n');
     } else if (kind === 'edit') {
       const lines = disk(rel).split('\n');
       const at = r.int(0, Math.max(0, lines.length - 3));
@@ -203,7 +207,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
     if (r.next() < 0.3) a.content.unshift({ type: 'thinking', thinking: `thinking ${r.int(0, 1e9)}: ${r.pick(WORDS)}`, thinkingSignature: `sig${r.int(0, 1e9)}` });
     messages.push(a);
     messages.push(result);
-    fresh.push(expected ?? textOf(result));
+    // The spec layout shows a file tool's file rather than its message ("Successfully replaced …"), and a set
+    // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
+    if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
   };
 
   while (outputs.length < calls) {
@@ -227,7 +233,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true }) {
       messages.push(aborted);
     } else messages.push(msg.assistant([], `answer ${prompts.length - 1}: ${r.pick(WORDS)}`));
   }
-  const stats = cm.cacheStats();
+  const stats = cacheLayout ? cm.cacheStats() : {};
   // Static references: every 7th call rebuilt as it was sent.
   for (let n = 0; n < outputs.length; n += 7) expect(await cm.reconstructCall(n), `seed ${seed}: reconstructCall(${n})`).toEqual(outputs[n]);
   await cm.close();
@@ -248,6 +254,11 @@ describe('what the model sees, on random sessions (issue 10)', () => {
       expect(stats.epochs).toBeGreaterThan(5);
       expect(stats.folds).toBeGreaterThan(0);
       if (process.env.INV_DEBUG) console.log(seed, JSON.stringify(stats));
+    }, 60_000);
+  }
+  for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {
+    test(`seed ${seed}, spec layout`, async () => {
+      await runSession(seed, { layout: 'spec', cachePolicy: {} });
     }, 60_000);
   }
   test('seed 7, default budgets', async () => {
