@@ -733,6 +733,67 @@ async fn an_identical_re_read_never_points_at_output_a_fold_removed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shown_above_note_never_points_at_output_a_fold_removed() {
+    // The activation twin of the test above: "[f1 is shown above]" must
+    // have f1's text above it at every call, folds included.
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "note-fold",
+                CachePolicy {
+                    fold: 400,
+                    ..small()
+                },
+            ))
+            .await;
+        let a = body("AFILE", 12);
+        ws.write("a.ts", &a);
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let mut noted = 0;
+        for turn in 0..16 {
+            t.user(&format!("PROMPT{turn} look at a.ts again"));
+            if turn % 4 == 0 {
+                s.read("a.ts").await.unwrap();
+                t.call(&format!("r{turn}"), "read", json!({"path": "a.ts"}), &a);
+            } else {
+                let op = s.activate("a.ts");
+                assert!(op.ok, "{op:?}");
+                t.call(
+                    &format!("a{turn}"),
+                    "activate",
+                    json!({"id": "a.ts"}),
+                    &op.message,
+                );
+            }
+            t.call(
+                &format!("b{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("B{turn}Q"), 14),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let all = serde_json::to_string(&out).unwrap();
+            if all.contains("is shown above]") {
+                noted += 1;
+            }
+            // (An activation of text shown only in a fold's block shows it
+            // again: twice, but never none.)
+            assert!(
+                occurrences(&out, "AFILE line 011") >= 1,
+                "turn {turn}: the file it asked for is in view"
+            );
+            outs.push(out);
+        }
+        let st = s.cache_stats();
+        assert!(noted > 0 && st.folds >= 2, "{st:?}");
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_re_read_of_output_an_earlier_fold_removed_shows_its_text() {
     // Found by the random sessions (seed 343): output too short to collapse
     // (or kept for recency) is folded without collapsing; a later identical

@@ -602,6 +602,9 @@ impl Session {
         let resolver = self.indexer.resolver.clone();
         let display = move |s: &crate::model::FilesystemSource| resolver.display_path(s);
         let mut keep = keep.clone();
+        // A "[f1 is shown above]" note the fold keeps needs its target above:
+        // in the fold's block, labelled with the file.
+        keep.extend(self.cache.note_targets_before(plan.cut));
         let pinned = self.pinned_calls();
         let again =
             self.cache

@@ -343,7 +343,8 @@ impl CacheLayout {
     }
 
     /// The earlier call a new read is identical to: same file, same
-    /// arguments, same text, no other tool on that file in between, and
+    /// arguments, same text, no other tool on that file in between (but
+    /// "shown above" notes), and
     /// the earlier one still live and in view (a fold may have folded it
     /// away without collapsing it: pointing there points at nothing).
     pub fn find_dedupe(
@@ -359,7 +360,9 @@ impl CacheLayout {
         }
         for j in (0..call).rev() {
             let p = &self.state.calls[j as usize];
-            if p.file != c.file {
+            // An activation that only pointed above ("[f1 is shown above]")
+            // showed nothing new: look past it.
+            if p.file != c.file || p.points_to.is_some() {
                 continue;
             }
             if p.tool != "read" {
@@ -375,14 +378,12 @@ impl CacheLayout {
                 continue;
             }
             let same = d.get("content").and_then(Value::as_str) == Some(text);
+            // An identical re-read itself points at its original: so does this one.
+            let j = p.dedupe().unwrap_or(j);
+            let p = &self.state.calls[j as usize];
             let in_view = self.items.result_item[j as usize].is_some_and(|r| r >= self.fold_cut())
                 || shown_in_block(self.state.folds.last().and_then(|f| f.pinned.as_deref()), j);
-            return (same
-                && in_view
-                && !p.is_error
-                && p.collapsed.is_none()
-                && p.dedupe().is_none())
-            .then_some(j);
+            return (same && in_view && !p.is_error && p.collapsed.is_none()).then_some(j);
         }
         None
     }
@@ -794,6 +795,23 @@ impl CacheLayout {
         self.open.dedup();
         self.unsettled.sort_unstable();
         self.unsettled.dedup();
+    }
+
+    /// Targets before `cut` of the live "shown above" notes from `cut` on
+    /// (a fold at `cut` would leave those notes pointing at nothing).
+    pub fn note_targets_before(&self, cut: u32) -> Vec<usize> {
+        let epochs = self.state.epochs.len() as u32;
+        let item = |k: usize| self.items.result_item.get(k).copied().flatten();
+        self.state
+            .calls
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| {
+                let t = c.points_to? as usize;
+                let kept = item(k).is_some_and(|r| r >= cut) && c.result_live_at(epochs);
+                (kept && item(t).is_some_and(|r| r < cut)).then_some(t)
+            })
+            .collect()
     }
 
     /// The current fold's cut (0 when unfolded).
