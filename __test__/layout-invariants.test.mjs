@@ -9,6 +9,8 @@
 //   4. a working copy shown for the first time is the file as it is on disk now;
 //   5. between epochs (no epoch, fold or notice ran) the context is the last one plus the new messages, also
 //      across a restart (the manager closed and opened again on the same session, now and then);
+//   6. (odd seeds: the watcher on, files changed on disk now and then) where a changed file's old text is in view,
+//      so is its new text or a CHANGED message naming it;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 import { describe, test, expect } from 'vitest';
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
@@ -48,12 +50,12 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 
 const fileCopyHead = /^FILE (f\d+) (\S+)(?: as of t\d+)? \(\d+ lines; later edits of it follow\):\n/;
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache' }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
-  const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: false, cachePolicy, layout };
+  const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: external, cachePolicy, layout };
   let cm = await ContextManager.open(openOptions);
   const files = [];
   for (let i = 0; i < r.int(4, 8); i++) {
@@ -72,6 +74,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const pinned = new Set();
   const shown = new Map();
   let fresh = [];
+  // Files changed on disk by someone else since the last call: path → the text they had before.
+  let changed = new Map();
   let before = null;
   let prevOut = null;
   let seq = 0;
@@ -119,6 +123,14 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       expect(all.includes(t), `${where(n)}: fresh output not shown whole: ${t.slice(0, 80)}`).toBe(true);
     }
     fresh = [];
+    // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
+    // text or a CHANGED message naming the file.
+    for (const [rel, old] of changed) {
+      if (all.includes(old) && process.env.INV_DEBUG && !(all.includes(disk(rel)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel))))
+        console.log(JSON.stringify({ rel, n, where: texts.map((t, i) => (t.includes(old) ? i + ':' + t.slice(0, 120) : null)).filter(Boolean), out: out.map((m) => ({ role: m.role, text: (plain(m) ?? '').slice(0, 300), calls: m.role === 'assistant' ? m.content.filter((b) => b.type === 'toolCall').map((b) => [b.id, b.name, JSON.stringify(b.arguments).slice(0, 100)]) : undefined })) }, null, 1));
+      if (all.includes(old)) expect(all.includes(disk(rel)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel)), `${where(n)}: ${rel} changed on disk, not told`).toBe(true);
+    }
+    changed = new Map();
     // A pinned file stays in view (as pinned) until unpinned or deactivated.
     // (Cache layout: in the spec layout a pin only exempts an object from collapsing, SSOT §3.1, it shows nothing.)
     for (const rel of cacheLayout ? pinned : []) {
@@ -141,7 +153,28 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     prevOut = out;
   }
 
+  // Someone else (the user, a formatter) rewrites a file the session knows; the watcher indexes it. No API says
+  // "the watcher has indexed it": poll the store with a deadline.
+  const externalChange = async () => {
+    const rel = r.pick([...shown.keys()]);
+    if (!rel) return;
+    const before = disk(rel);
+    const lines = before.split('\n');
+    lines.splice(r.int(0, lines.length), 0, line(r, 'x'));
+    const after = lines.join('\n');
+    writeFileSync(path.join(ws, rel), after);
+    const id = cm.resolve(rel).objectId;
+    const deadline = Date.now() + 10_000;
+    while ((await cm.getObject(id))?.content !== after) {
+      expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed ${rel}`).toBe(true);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    if (!changed.has(rel)) changed.set(rel, before);
+    if (process.env.INV_DEBUG) console.log(`[external] before call ${outputs.length}: ${rel}`);
+  };
+
   const toolStep = async () => {
+    if (external && r.next() < 0.08) await externalChange();
     const kind = r.pick(['read', 'read', 'ranged', 'edit', 'edit', 'edit', 'bash', 'write', 'badEdit', 'activate', 'pin', 'unpin', 'deactivate']);
     const rel = r.pick(files);
     const callId = id();
@@ -181,6 +214,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const content = Array.from({ length: r.int(5, 60) }, () => line(r, 'w')).join('\n');
       writeFileSync(path.join(ws, rel), content);
       await cm.observeWrite(rel);
+      // A write replaces the file: nothing changed outside it is left to tell.
+      changed.delete(rel);
       shown.set(rel, content);
       call = { id: callId, name: 'write', arguments: { path: rel, content } };
       result = msg.result(callId, 'write', `Successfully wrote ${content.length} bytes to ${rel}`);
@@ -207,6 +242,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (r.next() < 0.3) a.content.unshift({ type: 'thinking', thinking: `thinking ${r.int(0, 1e9)}: ${r.pick(WORDS)}`, thinkingSignature: `sig${r.int(0, 1e9)}` });
     messages.push(a);
     messages.push(result);
+    if (process.env.INV_DEBUG) console.log(`[step] before call ${outputs.length}: ${kind} ${rel} -> ${textOf(result).slice(0, 60).replace(/\n/g, ' ')}`);
     // The spec layout shows a file tool's file rather than its message ("Successfully replaced …"), and a set
     // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
     if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
@@ -243,13 +279,13 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
 describe('what the model sees, on random sessions (issue 10)', () => {
   // Small budgets: epochs every few calls, folds, working copies. Each seed is one session of 160 calls.
   const small = { high: 1500, low: 300, fold: 1200, workingUnits: 600, workingCopyUnits: 1500, workingCalls: 6, workingEditedCalls: 12 };
-  // INV_SEEDS=a-b runs those seeds instead (a longer search for a failing one). 138 and 343 found bugs (design §5
-  // rule 8): a re-read pointing at a read a fold removed.
+  // INV_SEEDS=a-b runs those seeds instead (a longer search for a failing one). 67, 138 and 343 found bugs (design §5
+  // rule 8): a change on disk taken as seen by a slice; a re-read pointing at a read a fold removed.
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 138, 343];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 67, 138, 343];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
-      const stats = await runSession(seed, { cachePolicy: small });
+      const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });
       // The session exercised what it is meant to.
       expect(stats.epochs).toBeGreaterThan(5);
       expect(stats.folds).toBeGreaterThan(0);

@@ -1572,6 +1572,174 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
     }
 }
 
+/// The file changes on disk, then the model edits another part of it before
+/// its next call: its own edit does not explain the file, so the call tells
+/// the rest (found by the random sessions: the edit used to count as having
+/// seen the whole new version).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-edit", roomy());
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
+        let v3 = v2.replace("SAME line 010", "MINE line 010");
+        let fid = ws.file_id("a.ts");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+
+        ws.write("a.ts", &v2);
+        let n = v2.len() as u64;
+        wait_for(&mut s, "the watcher's version", |s| {
+            pool_chars(s, &fid) == Some(n)
+        })
+        .await;
+        // The model edits line 10 (it never saw line 5 change).
+        ws.write("a.ts", &v3);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        let old = "SAME line 010 of the output, padded to a realistic width";
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "a.ts", "oldText": old, "newText": old.replace("SAME", "MINE")}),
+            "Successfully replaced text in a.ts.",
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices: Vec<String> = texts(&out)
+            .into_iter()
+            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(
+            notices[0].contains("-SAME line 005") && notices[0].contains("+OUTSIDE line 005"),
+            "{}",
+            notices[0]
+        );
+        assert!(
+            !notices[0].contains("MINE"),
+            "its own edit is not told: {}",
+            notices[0]
+        );
+        // Told once.
+        t.user("again");
+        let again = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&again, "CHANGED f1"), 1);
+        s.close().await.unwrap();
+    }
+}
+
+/// The file changes on disk, then the model reads a slice of it: the slice
+/// is not the whole new version, so the change is still told (found by the
+/// random sessions, seed 67).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_is_told_even_when_the_model_reads_a_slice_first() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-slice", roomy());
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
+        let fid = ws.file_id("a.ts");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        ws.write("a.ts", &v2);
+        let n = v2.len() as u64;
+        wait_for(&mut s, "the watcher's version", |s| {
+            pool_chars(s, &fid) == Some(n)
+        })
+        .await;
+        s.observe_partial_read("a.ts").await.unwrap();
+        let slice: String = v2.lines().skip(9).take(2).collect::<Vec<_>>().join("\n");
+        t.call(
+            "r2",
+            "read",
+            json!({"path": "a.ts", "offset": 10, "limit": 2}),
+            &slice,
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices: Vec<String> = texts(&out)
+            .into_iter()
+            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(notices[0].contains("+OUTSIDE line 005"), "{}", notices[0]);
+        s.close().await.unwrap();
+    }
+}
+
+/// A working file's read that a fold moved into its PINNED block is in
+/// view there: a change on disk is told (found by the random sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts(
+            "notice-block",
+            CachePolicy {
+                fold: 300,
+                working_calls: 12,
+                working_units: 2_000,
+                ..small()
+            },
+        );
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let v1 = body("KEPT", 8);
+        let fid = ws.file_id("a.ts");
+        ws.write("a.ts", &v1);
+        let mut t = Transcript::default();
+        s.read("a.ts").await.unwrap();
+        t.user("PROMPT0 read a.ts")
+            .call("r0", "read", json!({"path": "a.ts"}), &v1);
+        t.assistant("read it", &[]);
+        s.transform_context(&t.messages).await.unwrap();
+        let mut turn = 1;
+        loop {
+            assert!(turn < 12, "no fold kept the read: {:?}", s.cache_stats());
+            t.user(&format!("PROMPT{turn} go on"));
+            t.call(
+                &format!("c{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("O{turn}W"), 12),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            turn += 1;
+            let block = texts(&out).into_iter().find(|x| x.starts_with("PINNED"));
+            if block.is_some_and(|b| b.contains("KEPT line 007")) {
+                break;
+            }
+        }
+        let v2 = v1.replace("KEPT line 003", "CHANGED-ON-DISK line 003");
+        ws.write("a.ts", &v2);
+        let n = v2.len() as u64;
+        wait_for(&mut s, "the watcher's version", |s| {
+            pool_chars(s, &fid) == Some(n)
+        })
+        .await;
+        t.user("and now?");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            occurrences(&out, "CHANGED f1 a.ts"),
+            1,
+            "{:#?}",
+            texts(&out)
+        );
+        s.close().await.unwrap();
+    }
+}
+
 /// What the model last saw of each file survives a resume: a file in view
 /// that changed while no session ran gets its CHANGED notice (with the diff)
 /// at the first call after the resume, as it would have in the same process.

@@ -9,7 +9,7 @@
 //! The text is a unified diff against the version the model last saw, or,
 //! when that is too long, a line saying how much changed and how to see it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use similar::TextDiff;
 
@@ -29,6 +29,13 @@ pub struct Seen {
 pub struct SeenFiles {
     versions: HashMap<String, Seen>,
     changed: BTreeSet<String>,
+    /// Per file, the model's edits indexed but whose results it has not
+    /// seen yet, in order: the version each was applied to and the one it
+    /// made.
+    edits: HashMap<String, VecDeque<(Seen, Seen)>>,
+    /// Changes the model's own edits landed on, to tell at the next call:
+    /// (file, the version it had seen, the version its edit was applied to).
+    outside: Vec<(String, Seen, Seen)>,
 }
 
 impl SeenFiles {
@@ -58,6 +65,43 @@ impl SeenFiles {
     /// The candidates since the last take, in id order.
     pub fn take_changed(&mut self) -> Vec<String> {
         std::mem::take(&mut self.changed).into_iter().collect()
+    }
+
+    /// The model's edit of `id` was indexed: applied to `base`, it made
+    /// `after` (only for a file the model has seen).
+    pub fn edit_indexed(&mut self, id: &str, base: Seen, after: Seen) {
+        if self.versions.contains_key(id) {
+            self.edits
+                .entry(id.to_string())
+                .or_default()
+                .push_back((base, after));
+        }
+    }
+
+    /// The result of the model's next edit of `id` arrived: it has seen the
+    /// version that edit made. When the edit was applied to a version it had
+    /// not seen (the file changed outside it in between), that change is
+    /// kept to tell, rather than taken as seen with the edit — unless
+    /// `own(seen, base)`: the edit itself explains it (the watcher indexed
+    /// the model's own write before the edit's result was observed). False
+    /// when no indexed edit of `id` is known (the caller takes the current
+    /// version).
+    pub fn edit_seen(&mut self, id: &str, own: impl Fn(&Seen, &Seen) -> bool) -> bool {
+        let Some((base, after)) = self.edits.get_mut(id).and_then(VecDeque::pop_front) else {
+            return false;
+        };
+        if let Some(seen) = self.versions.get(id) {
+            if seen.object_hash != base.object_hash && !own(seen, &base) {
+                self.outside.push((id.to_string(), seen.clone(), base));
+            }
+        }
+        self.saw(id, after);
+        true
+    }
+
+    /// The changes under the model's own edits since the last take.
+    pub fn take_outside(&mut self) -> Vec<(String, Seen, Seen)> {
+        std::mem::take(&mut self.outside)
     }
 }
 

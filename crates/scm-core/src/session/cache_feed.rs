@@ -251,10 +251,76 @@ impl Session {
                 .file
                 .filter(|_| matches!(tool, "read" | "write" | "edit"))
                 .and_then(|f| self.cache.aliases.f.get(f as usize).cloned());
+            let ranged = self.cache.state.calls[call as usize].ranged;
             for id in file.into_iter().chain(shown) {
+                // Its own edit: the version that edit made (and what changed
+                // outside it before, told at this call).
+                if tool == "edit" && self.seen_edit(&id, &args) {
+                    continue;
+                }
+                // A slice shows part of the file: it does not make a newer
+                // version seen (only a first sight of the file).
+                if ranged && self.cache.seen.get(&id).is_some() {
+                    continue;
+                }
                 self.mark_seen(&id);
             }
         }
+    }
+
+    /// The model's edit of a file was indexed (see
+    /// [`crate::context::notices::SeenFiles::edit_indexed`]).
+    pub(super) fn note_edit_indexed(&mut self, plan: &crate::fs::indexer::VersionPlan) {
+        let seen = |d: &Document| Seen {
+            object_hash: d
+                .get("object_hash")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            content: d.get("content").and_then(Value::as_str).map(str::to_string),
+        };
+        if let Some(base) = &plan.base {
+            self.cache
+                .seen
+                .edit_indexed(&plan.object_id, seen(base), seen(&plan.doc));
+        }
+    }
+
+    /// The result of the model's edit of `id` arrived (see
+    /// [`crate::context::notices::SeenFiles::edit_seen`]).
+    fn seen_edit(&mut self, id: &str, args: &Value) -> bool {
+        // The seen text with this edit applied (pi's exact match) is the
+        // version the edit was applied to: the watcher saw the model's own
+        // write first, nothing happened outside it.
+        let own = |seen: &Seen, base: &Seen| {
+            let (Some(mut text), Some(base)) = (seen.content.clone(), base.content.as_deref())
+            else {
+                return false;
+            };
+            for e in crate::context::tool_args::edit_bodies(args) {
+                let (Some(old), Some(new)) = (
+                    e.get("oldText").and_then(Value::as_str),
+                    e.get("newText").and_then(Value::as_str),
+                ) else {
+                    return false;
+                };
+                let Some(at) = text.find(old) else {
+                    return false;
+                };
+                text.replace_range(at..at + old.len(), new);
+            }
+            text == base
+        };
+        let known = self.cache.seen.edit_seen(id, own);
+        if known {
+            if let Some(s) = self.cache.seen.get(id) {
+                self.cache
+                    .state
+                    .seen
+                    .insert(id.to_string(), s.object_hash.clone());
+            }
+        }
+        known
     }
 
     /// The model has seen `id`'s current version.
@@ -286,11 +352,34 @@ impl Session {
     /// has in view whose version changed since it saw them, other than by
     /// its own edit/write, are told in one message after the last one.
     pub(super) fn notify_changes(&mut self) {
+        let outside = self.cache.seen.take_outside();
         let ids = self.cache.seen.take_changed();
-        if ids.is_empty() {
+        if ids.is_empty() && outside.is_empty() {
             return;
         }
         let mut parts = Vec::new();
+        // What changed under the model's own edits: the version it had seen
+        // against the one its edit was applied to.
+        for (id, seen, base) in outside {
+            let Some(Alias::File(f)) = self.cache.aliases.of_object(&id) else {
+                continue;
+            };
+            if !self.cache.file_in_view(f) {
+                continue;
+            }
+            let path = self
+                .cache
+                .state
+                .files
+                .get(f as usize)
+                .map_or(String::new(), |e| e.path.clone());
+            let head = format!("{} {path}", file_alias(f));
+            parts.push(crate::context::notices::notice(
+                &head,
+                &seen,
+                base.content.as_deref(),
+            ));
+        }
         for id in ids {
             let Some(c) = self.objects.get(&id) else {
                 continue;
@@ -617,11 +706,21 @@ impl Session {
             &Objects(&self.objects),
             &display,
         );
+        // What the block shows counts as in view (change notices).
+        let shown: Vec<u32> = match block {
+            Some(_) => self
+                .cache
+                .block_calls(plan.cut, &keep)
+                .into_iter()
+                .map(|c| c as u32)
+                .collect(),
+            None => Vec::new(),
+        };
         let lines = self.file_lines(0);
         self.cache.apply_fold(
             plan,
             text,
-            block,
+            (block, shown),
             host,
             &|i| lines[i as usize].clone(),
             again,

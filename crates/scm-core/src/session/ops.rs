@@ -402,6 +402,9 @@ impl Session {
         };
         let id = res.object_id.clone();
         let action = res.action;
+        if op == FileOp::Edit {
+            self.note_edit_indexed(&res);
+        }
         self.take_version(res);
         let whole = op != FileOp::PartialRead;
         self.enter(&id, true, whole);

@@ -109,6 +109,9 @@ pub struct FoldRecord {
     /// `PINNED` block: pinned content whose place was folded.
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     pub pinned: Option<String>,
+    /// The calls that block shows (ascending): what is in view there.
+    #[serde(rename = "b", default, skip_serializing_if = "Vec::is_empty")]
+    pub block: Vec<u32>,
     /// From a host compaction (pi's summary) rather than the engine.
     #[serde(rename = "h", default, skip_serializing_if = "std::ops::Not::not")]
     pub host: bool,

@@ -176,6 +176,18 @@ impl CacheLayout {
         if self.live_copies().iter().any(|c| c.file == f) {
             return true;
         }
+        // The current fold's PINNED block shows its calls as they were.
+        let block = self
+            .state
+            .folds
+            .last()
+            .map_or(&[][..], |b| b.block.as_slice());
+        if block.iter().any(|&k| {
+            let c = &self.state.calls[k as usize];
+            c.file == Some(f) || shows_files(&self.aliases, c).contains(&f)
+        }) {
+            return true;
+        }
         self.file_calls.of(f).iter().any(|&k| {
             let c = &self.state.calls[k as usize];
             let result_in_view = self.items.result_item[k as usize].is_some_and(|r| r >= start);
@@ -731,12 +743,13 @@ impl CacheLayout {
     }
 
     /// Applies a fold at `plan` with summary `text` (prefixed with the fold
-    /// line); the epoch's delta becomes the full file list.
+    /// line) and its `PINNED` block with the calls that block shows; the
+    /// epoch's delta becomes the full file list.
     pub fn apply_fold(
         &mut self,
         plan: FoldPlan,
         text: &str,
-        pinned_block: Option<String>,
+        (pinned_block, block): (Option<String>, Vec<u32>),
         host: bool,
         file_line: &dyn Fn(u32) -> String,
         area: Vec<WorkingCopy>,
@@ -755,6 +768,7 @@ impl CacheLayout {
             user: plan.user,
             text: format!("{FOLD_LINE}\n{text}"),
             pinned: pinned_block,
+            block,
             host,
             copies: area,
         });
@@ -949,17 +963,10 @@ impl CacheLayout {
         )
     }
 
-    /// The `PINNED` block for pinned calls whose place is before `cut`.
-    pub fn pinned_block<T: AsRef<Turn>>(
-        &self,
-        turns: &[T],
-        cut: u32,
-        pinned: &HashSet<usize>,
-        p: &CachePolicy,
-        doc: &dyn DocLookup,
-        display: &dyn Fn(&FilesystemSource) -> String,
-    ) -> Option<String> {
-        let mut calls: Vec<usize> = pinned
+    /// The calls a fold at `cut` shows in its `PINNED` block: those of
+    /// `keep` whose place it folds, ascending.
+    pub fn block_calls(&self, cut: u32, keep: &HashSet<usize>) -> Vec<usize> {
+        let mut calls: Vec<usize> = keep
             .iter()
             .copied()
             .filter(|&c| {
@@ -971,10 +978,24 @@ impl CacheLayout {
                     .is_some_and(|r| r < cut)
             })
             .collect();
+        calls.sort_unstable();
+        calls
+    }
+
+    /// The `PINNED` block for pinned calls whose place is before `cut`.
+    pub fn pinned_block<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+    ) -> Option<String> {
+        let calls = self.block_calls(cut, pinned);
         if calls.is_empty() {
             return None;
         }
-        calls.sort_unstable();
         let env = Env {
             turns,
             items: &self.items,
