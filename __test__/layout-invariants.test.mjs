@@ -154,7 +154,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   }
 
   // Someone else (the user, a formatter) rewrites a file the session knows; the watcher indexes it. No API says
-  // "the watcher has indexed it": poll the store with a deadline.
+  // "the session has the watcher's version": poll its pool (the store alone may be ahead of it) with a deadline.
   const externalChange = async () => {
     const rel = r.pick([...shown.keys()]);
     if (!rel) return;
@@ -165,7 +165,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     writeFileSync(path.join(ws, rel), after);
     const id = cm.resolve(rel).objectId;
     const deadline = Date.now() + 10_000;
-    while ((await cm.getObject(id))?.content !== after) {
+    const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.char_count === after.length;
+    while (!known() || (await cm.getObject(id))?.content !== after) {
       expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed ${rel}`).toBe(true);
       await new Promise((res) => setTimeout(res, 20));
     }

@@ -394,7 +394,11 @@ impl CacheLayout {
             let j = p.dedupe().unwrap_or(j);
             let p = &self.state.calls[j as usize];
             let in_view = self.items.result_item[j as usize].is_some_and(|r| r >= self.fold_cut())
-                || shown_in_block(self.state.folds.last().and_then(|f| f.pinned.as_deref()), j);
+                || self
+                    .state
+                    .folds
+                    .last()
+                    .is_some_and(|f| f.block.contains(&j));
             return (same && in_view && !p.is_error && p.collapsed.is_none()).then_some(j);
         }
         None
@@ -761,7 +765,7 @@ impl CacheLayout {
             self.changed.epochs.insert(epoch - 1);
             self.texts.forget_epoch(epoch as usize - 1);
         }
-        self.void_folded_dedupes(plan.cut, epoch, pinned_block.as_deref());
+        self.void_folded_dedupes(plan.cut, epoch, &block);
         self.state.folds.push(FoldRecord {
             epoch,
             cut: plan.cut,
@@ -780,13 +784,13 @@ impl CacheLayout {
     /// to t77 above]" would point at nothing (found by the random sessions
     /// of `__test__/layout-invariants.test.mjs`). After a fold everything
     /// past its summary is sent again anyway, so this costs no cache.
-    fn void_folded_dedupes(&mut self, cut: u32, epoch: u32, block: Option<&str>) {
+    fn void_folded_dedupes(&mut self, cut: u32, epoch: u32, block: &[u32]) {
         let item = |k: u32| self.items.result_item.get(k as usize).copied().flatten();
         let void: Vec<u32> = (0..self.state.calls.len() as u32)
             .filter(|&k| {
                 self.state.calls[k as usize].dedupe().is_some_and(|d| {
                     item(d).is_none_or(|r| r < cut)
-                        && !shown_in_block(block, d)
+                        && !block.contains(&d)
                         && item(k).is_some_and(|r| r >= cut)
                 })
             })
@@ -1047,12 +1051,6 @@ impl CacheLayout {
         }
         Some(s)
     }
-}
-
-/// Whether a fold's `PINNED` block shows call `c`'s output (under its
-/// `(t12) ---` head, see [`CacheLayout::pinned_block`]).
-fn shown_in_block(block: Option<&str>, c: u32) -> bool {
-    block.is_some_and(|b| b.contains(&format!("({}) ---\n", call_alias(c))))
 }
 
 /// The files (alias indices) a call's activation shows.
