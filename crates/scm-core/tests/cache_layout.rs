@@ -1144,6 +1144,26 @@ async fn wait_for(s: &mut Session, what: &str, mut done: impl FnMut(&Session) ->
     }
 }
 
+/// An editor writes `text` to `rel`; returns once the session has the
+/// watcher's version.
+async fn changed_on_disk(ws: &Workspace, s: &mut Session, rel: &str, text: &str) {
+    ws.write(rel, text);
+    let (id, n) = (ws.file_id(rel), text.len() as u64);
+    wait_for(s, "the watcher's version", |s| {
+        pool_chars(s, &id) == Some(n)
+    })
+    .await;
+}
+
+/// The `CHANGED` notices about `head` (`f1 a.ts`) in a context.
+fn notices_about(out: &[Value], head: &str) -> Vec<String> {
+    let prefix = format!("CHANGED {head}");
+    texts(out)
+        .into_iter()
+        .filter(|x| x.starts_with(&prefix))
+        .collect()
+}
+
 /// The pool's char count of file `id`.
 fn pool_chars(s: &Session, id: &str) -> Option<u64> {
     s.snapshot()
@@ -1270,7 +1290,6 @@ async fn after_an_outside_change_activate_shows_the_new_version() {
         o.watch = true;
         let mut s = ws.open(o.clone()).await;
         let (v1, v2, v3) = (body("VONE", 10), body("VTWO", 12), body("VTHREE", 14));
-        let fid = ws.file_id("a.ts");
         let mut outs = Vec::new();
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
@@ -1280,12 +1299,7 @@ async fn after_an_outside_change_activate_shows_the_new_version() {
         outs.push(s.transform_context(&t.messages).await.unwrap());
 
         // An editor changes the file; the watcher brings the new version.
-        ws.write("a.ts", &v2);
-        let n = v2.len() as u64;
-        wait_for(&mut s, "the watcher's version", |s| {
-            pool_chars(s, &fid) == Some(n)
-        })
-        .await;
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         let op = s.activate("f1");
         assert!(op.ok, "{op:?}");
         t.call("a1", "activate", json!({"id": "f1"}), &op.message);
@@ -1531,7 +1545,6 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
         let mut s = ws.open(o).await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "EDITED line 005");
-        let fid = ws.file_id("a.ts");
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
         s.read("a.ts").await.unwrap();
@@ -1539,19 +1552,11 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
             .call("r1", "read", json!({"path": "a.ts"}), &v1);
         let first = s.transform_context(&t.messages).await.unwrap();
 
-        ws.write("a.ts", &v2);
-        let n = v2.len() as u64;
-        wait_for(&mut s, "the watcher's version", |s| {
-            pool_chars(s, &fid) == Some(n)
-        })
-        .await;
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         t.user("and now?");
         let out = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(&out[..first.len()], &first[..], "the prefix is unchanged");
-        let notices: Vec<String> = texts(&out)
-            .into_iter()
-            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
-            .collect();
+        let notices = notices_about(&out, "f1 a.ts");
         assert_eq!(notices.len(), 1, "{out:#?}");
         assert!(notices[0].contains("-SAME line 005") && notices[0].contains("+EDITED line 005"));
         assert_eq!(s.cache_stats().notices, 1);
@@ -1586,7 +1591,6 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
         let v3 = v2.replace("SAME line 010", "MINE line 010");
-        let fid = ws.file_id("a.ts");
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
         s.read("a.ts").await.unwrap();
@@ -1594,12 +1598,7 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
             .call("r1", "read", json!({"path": "a.ts"}), &v1);
         s.transform_context(&t.messages).await.unwrap();
 
-        ws.write("a.ts", &v2);
-        let n = v2.len() as u64;
-        wait_for(&mut s, "the watcher's version", |s| {
-            pool_chars(s, &fid) == Some(n)
-        })
-        .await;
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         // The model edits line 10 (it never saw line 5 change).
         ws.write("a.ts", &v3);
         assert!(s.observe_edit("a.ts").await.unwrap().ok);
@@ -1611,10 +1610,7 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
             "Successfully replaced text in a.ts.",
         );
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices: Vec<String> = texts(&out)
-            .into_iter()
-            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
-            .collect();
+        let notices = notices_about(&out, "f1 a.ts");
         assert_eq!(notices.len(), 1, "{out:#?}");
         assert!(
             notices[0].contains("-SAME line 005") && notices[0].contains("+OUTSIDE line 005"),
@@ -1646,19 +1642,13 @@ async fn an_outside_change_is_told_even_when_the_model_reads_a_slice_first() {
         let mut s = ws.open(o).await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
-        let fid = ws.file_id("a.ts");
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
         s.read("a.ts").await.unwrap();
         t.user("look")
             .call("r1", "read", json!({"path": "a.ts"}), &v1);
         s.transform_context(&t.messages).await.unwrap();
-        ws.write("a.ts", &v2);
-        let n = v2.len() as u64;
-        wait_for(&mut s, "the watcher's version", |s| {
-            pool_chars(s, &fid) == Some(n)
-        })
-        .await;
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         s.observe_partial_read("a.ts").await.unwrap();
         let slice: String = v2.lines().skip(9).take(2).collect::<Vec<_>>().join("\n");
         t.call(
@@ -1668,10 +1658,7 @@ async fn an_outside_change_is_told_even_when_the_model_reads_a_slice_first() {
             &slice,
         );
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices: Vec<String> = texts(&out)
-            .into_iter()
-            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
-            .collect();
+        let notices = notices_about(&out, "f1 a.ts");
         assert_eq!(notices.len(), 1, "{out:#?}");
         assert!(notices[0].contains("+OUTSIDE line 005"), "{}", notices[0]);
         s.close().await.unwrap();
@@ -1696,7 +1683,6 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
         o.watch = true;
         let mut s = ws.open(o).await;
         let v1 = body("KEPT", 8);
-        let fid = ws.file_id("a.ts");
         ws.write("a.ts", &v1);
         let mut t = Transcript::default();
         s.read("a.ts").await.unwrap();
@@ -1722,12 +1708,7 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
             }
         }
         let v2 = v1.replace("KEPT line 003", "CHANGED-ON-DISK line 003");
-        ws.write("a.ts", &v2);
-        let n = v2.len() as u64;
-        wait_for(&mut s, "the watcher's version", |s| {
-            pool_chars(s, &fid) == Some(n)
-        })
-        .await;
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         t.user("and now?");
         let out = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(
@@ -1763,10 +1744,7 @@ async fn a_change_while_no_session_ran_is_noticed_after_resume() {
         let mut s = ws.open(o).await;
         t.user("and now?");
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices: Vec<String> = texts(&out)
-            .into_iter()
-            .filter(|x| x.starts_with("CHANGED f1 a.ts"))
-            .collect();
+        let notices = notices_about(&out, "f1 a.ts");
         assert_eq!(notices.len(), 1, "{out:#?}");
         assert!(
             notices[0].contains("-SAME line 007") && notices[0].contains("+OFFLINE line 007"),

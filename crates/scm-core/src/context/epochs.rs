@@ -270,17 +270,29 @@ pub fn kept_calls(
         budget += size;
         kept.push(i);
     }
+    with_originals(calls, &mut kept, excluded);
+    kept
+}
+
+/// Adds to `kept` what its pointers name (the originals of identical
+/// re-reads, the targets of "shown above" notes) and sorts it: a kept
+/// pointer keeps what it names. A deactivated (`excluded`) original goes
+/// even when a kept pointer names it.
+pub fn with_originals(
+    calls: &[ToolCallState],
+    kept: &mut Vec<usize>,
+    excluded: impl Fn(usize) -> bool,
+) {
     let originals: Vec<usize> = kept
         .iter()
         .flat_map(|&i| [calls[i].dedupe(), calls[i].points_to])
         .flatten()
         .map(|d| d as usize)
+        .filter(|&d| !excluded(d))
         .collect();
-    // A deactivated original goes even when a kept pointer names it.
-    kept.extend(originals.into_iter().filter(|&i| !excluded(i)));
+    kept.extend(originals);
     kept.sort_unstable();
     kept.dedup();
-    kept
 }
 
 /// Collapses every call among `candidates` (ascending call indices: at

@@ -11,6 +11,22 @@ pub fn path_arg(args: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// `text` with an edit's pairs applied as pi applies them: each `oldText`
+/// must occur exactly once. None when one does not (pi refuses such an
+/// edit; its fuzzy fallback is not followed here).
+pub fn apply_edit(text: &str, args: &Value) -> Option<String> {
+    let mut text = text.to_string();
+    for e in edit_bodies(args) {
+        let old = e.get("oldText")?.as_str()?;
+        let new = e.get("newText")?.as_str()?;
+        if old.is_empty() || text.matches(old).count() != 1 {
+            return None;
+        }
+        text = text.replacen(old, new, 1);
+    }
+    Some(text)
+}
+
 /// The parts of pi's `edit` arguments that each hold an `oldText` /
 /// `newText` pair: the arguments themselves (the older tool's top-level
 /// pair) and every element of `edits` (the newer tool's list).

@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::epochs::{units, CachePolicy, ToolCallState};
-use super::tool_args::edit_bodies;
+use super::tool_args::apply_edit;
 
 /// Per file (alias index): the calls that touched it, ascending.
 #[derive(Debug, Clone, Default)]
@@ -455,14 +455,7 @@ pub fn text_from_calls(
             continue;
         }
         let (args, _) = args_of(k)?;
-        for e in edit_bodies(&args) {
-            let old = e.get("oldText")?.as_str()?;
-            let new = e.get("newText")?.as_str()?;
-            if old.is_empty() || text.matches(old).count() != 1 {
-                return None;
-            }
-            text = text.replacen(old, new, 1);
-        }
+        text = apply_edit(&text, &args)?;
     }
     Some(text)
 }

@@ -293,23 +293,11 @@ impl Session {
         // version the edit was applied to: the watcher saw the model's own
         // write first, nothing happened outside it.
         let own = |seen: &Seen, base: &Seen| {
-            let (Some(mut text), Some(base)) = (seen.content.clone(), base.content.as_deref())
-            else {
-                return false;
-            };
-            for e in crate::context::tool_args::edit_bodies(args) {
-                let (Some(old), Some(new)) = (
-                    e.get("oldText").and_then(Value::as_str),
-                    e.get("newText").and_then(Value::as_str),
-                ) else {
-                    return false;
-                };
-                let Some(at) = text.find(old) else {
-                    return false;
-                };
-                text.replace_range(at..at + old.len(), new);
-            }
-            text == base
+            let after = seen
+                .content
+                .as_deref()
+                .and_then(|t| crate::context::tool_args::apply_edit(t, args));
+            after.is_some() && after.as_deref() == base.content.as_deref()
         };
         let known = self.cache.seen.edit_seen(id, own);
         if known {
@@ -367,15 +355,8 @@ impl Session {
             if !self.cache.file_in_view(f) {
                 continue;
             }
-            let path = self
-                .cache
-                .state
-                .files
-                .get(f as usize)
-                .map_or(String::new(), |e| e.path.clone());
-            let head = format!("{} {path}", file_alias(f));
             parts.push(crate::context::notices::notice(
-                &head,
+                &self.notice_head(f),
                 &seen,
                 base.content.as_deref(),
             ));
@@ -400,14 +381,11 @@ impl Session {
                 continue;
             }
             let now = c.str("content").map(str::to_string);
-            let path = self
-                .cache
-                .state
-                .files
-                .get(f as usize)
-                .map_or(String::new(), |e| e.path.clone());
-            let head = format!("{} {path}", file_alias(f));
-            parts.push(crate::context::notices::notice(&head, seen, now.as_deref()));
+            parts.push(crate::context::notices::notice(
+                &self.notice_head(f),
+                seen,
+                now.as_deref(),
+            ));
             self.set_seen(
                 &id,
                 Seen {
@@ -421,6 +399,17 @@ impl Session {
                 .push_notice(self.records.model_calls.len() as u32, parts.join("\n\n"));
             self.writes.pending.chat = true;
         }
+    }
+
+    /// How a notice names file `f`: `f3 src/app.ts`.
+    fn notice_head(&self, f: u32) -> String {
+        let path = self
+            .cache
+            .state
+            .files
+            .get(f as usize)
+            .map_or("", |e| e.path.as_str());
+        format!("{} {path}", file_alias(f))
     }
 
     /// What an activate/pin call shows: each target's current version,

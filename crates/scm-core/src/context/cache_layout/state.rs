@@ -539,19 +539,9 @@ impl CacheLayout {
         let mut work = plan.calls;
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
-        // What a kept pointer ("identical to t12 above", "f3 is shown
-        // above") names stays too: the fresh and working calls added above
-        // may point at a call the recency rule let go.
-        let originals: Vec<usize> = kept
-            .iter()
-            .flat_map(|&i| [self.state.calls[i].dedupe(), self.state.calls[i].points_to])
-            .flatten()
-            .map(|d| d as usize)
-            .filter(|d| !deactivated.contains(d))
-            .collect();
-        kept.extend(originals);
-        kept.sort_unstable();
-        kept.dedup();
+        // The fresh and working calls added above may point at a call the
+        // recency rule let go: what they name stays too.
+        epochs::with_originals(&self.state.calls, &mut kept, |i| deactivated.contains(&i));
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
         let n = self.state.calls.len();
         self.open.extend(self.open_looked.min(n) as u32..n as u32);
