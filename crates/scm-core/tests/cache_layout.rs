@@ -778,11 +778,13 @@ async fn a_shown_above_note_never_points_at_output_a_fold_removed() {
             if all.contains("is shown above]") {
                 noted += 1;
             }
-            // (An activation of text shown only in a fold's block shows it
-            // again: twice, but never none.)
-            assert!(
-                occurrences(&out, "AFILE line 011") >= 1,
-                "turn {turn}: the file it asked for is in view"
+            // Once: an activation of text the fold's block shows points
+            // there instead of showing it again.
+            assert_eq!(
+                occurrences(&out, "AFILE line 011"),
+                1,
+                "turn {turn}: the file it asked for is in view, once\n{:#?}",
+                texts(&out)
             );
             outs.push(out);
         }

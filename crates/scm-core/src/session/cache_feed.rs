@@ -489,10 +489,19 @@ impl Session {
     fn live_in_view(&self, id: &str) -> Option<u32> {
         let epochs = self.cache.state.epochs.len() as u32;
         let start = self.cache.fold_cut();
+        // The current fold's PINNED block shows its calls as they were
+        // until the next fold, whatever epochs collapse since.
+        let block = self
+            .cache
+            .state
+            .folds
+            .last()
+            .map_or(&[][..], |f| f.block.as_slice());
         let live = |c: u32| {
             let st = &self.cache.state.calls[c as usize];
             let in_view = self.cache.items.result_item[c as usize].is_some_and(|r| r >= start);
-            in_view && st.result_live_at(epochs) && st.dedupe().is_none() && st.tool != "write"
+            let shown = block.contains(&c) || (in_view && st.result_live_at(epochs));
+            shown && st.dedupe().is_none() && st.tool != "write"
         };
         if let Some(c) = self.cache.aliases.call_of(id) {
             return live(c).then_some(c);
