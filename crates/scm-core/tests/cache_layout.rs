@@ -1759,6 +1759,92 @@ async fn a_change_while_no_session_ran_is_noticed_after_resume() {
     }
 }
 
+/// A change the watcher indexed, then a restart before the model's next
+/// call: the version the model saw is persisted, the change it has not seen
+/// is told after the restart (found by the random sessions, seed 507).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_indexed_before_a_restart_is_told_after_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-restart", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        s.close().await.unwrap();
+
+        let mut s = ws.open(o).await;
+        t.user("and now?");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(notices[0].contains("+OUTSIDE line 005"), "{}", notices[0]);
+        s.close().await.unwrap();
+    }
+}
+
+/// The same with the model's edit in between: the edit was indexed before
+/// the restart, its result arrives after it. What the edit was applied to
+/// is not known any more; the change is told (the edit's lines with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_under_an_edit_across_a_restart_is_told() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-edit-restart", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
+        let v3 = v2.replace("SAME line 010", "MINE line 010");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        ws.write("a.ts", &v3);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        s.close().await.unwrap();
+
+        let mut s = ws.open(o.clone()).await;
+        let old = "SAME line 010 of the output, padded to a realistic width";
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "a.ts", "oldText": old, "newText": old.replace("SAME", "MINE")}),
+            "Successfully replaced text in a.ts.",
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(notices[0].contains("+OUTSIDE line 005"), "{}", notices[0]);
+        // Its own edit alone (no change outside it) is not told.
+        let v4 = v3.replace("SAME line 003", "MINE line 003");
+        ws.write("a.ts", &v4);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        s.close().await.unwrap();
+        let mut s = ws.open(o).await;
+        let old = "SAME line 003 of the output, padded to a realistic width";
+        t.call(
+            "e2",
+            "edit",
+            json!({"path": "a.ts", "oldText": old, "newText": old.replace("SAME", "MINE")}),
+            "Successfully replaced text in a.ts.",
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "CHANGED f1"), 1, "{out:#?}");
+        s.close().await.unwrap();
+    }
+}
+
 /// Finding 3: output never collapses in the call it arrives: an epoch run
 /// by a batch of large results keeps every one of them live until the
 /// model has seen them once.

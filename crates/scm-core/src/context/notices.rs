@@ -99,6 +99,21 @@ impl SeenFiles {
         true
     }
 
+    /// The result of an edit of `id` arrived with no indexed edit known (a
+    /// restart between the edit and its result lost them, or the host never
+    /// reported it): when `now`, the current version, is neither the seen
+    /// one nor the seen one with this edit applied (`own`), the difference
+    /// is kept to tell — the edit's own lines with it, as what it was
+    /// applied to is not known. The caller then takes `now` as seen.
+    pub fn edit_unknown(&mut self, id: &str, now: &Seen, own: impl Fn(&Seen, &Seen) -> bool) {
+        if let Some(seen) = self.versions.get(id) {
+            if seen.object_hash != now.object_hash && !own(seen, now) {
+                self.outside
+                    .push((id.to_string(), seen.clone(), now.clone()));
+            }
+        }
+    }
+
     /// The changes under the model's own edits since the last take.
     pub fn take_outside(&mut self) -> Vec<(String, Seen, Seen)> {
         std::mem::take(&mut self.outside)

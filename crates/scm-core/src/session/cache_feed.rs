@@ -287,7 +287,8 @@ impl Session {
     }
 
     /// The result of the model's edit of `id` arrived (see
-    /// [`crate::context::notices::SeenFiles::edit_seen`]).
+    /// [`crate::context::notices::SeenFiles::edit_seen`]; with no indexed
+    /// edit known, [`crate::context::notices::SeenFiles::edit_unknown`]).
     fn seen_edit(&mut self, id: &str, args: &Value) -> bool {
         // The seen text with this edit applied (pi's exact match) is the
         // version the edit was applied to: the watcher saw the model's own
@@ -307,23 +308,26 @@ impl Session {
                     .seen
                     .insert(id.to_string(), s.object_hash.clone());
             }
+        } else if let Some(now) = self.current_seen(id) {
+            self.cache.seen.edit_unknown(id, &now, own);
         }
         known
     }
 
-    /// The model has seen `id`'s current version.
-    pub(super) fn mark_seen(&mut self, id: &str) {
-        let Some(c) = self.objects.get(id) else {
-            return;
-        };
-        if c.object_type() != Some(ObjectType::File) {
-            return;
-        }
-        let seen = Seen {
+    /// `id`'s current version, as a [`Seen`] (file objects only).
+    fn current_seen(&self, id: &str) -> Option<Seen> {
+        let c = self.objects.get(id)?;
+        (c.object_type() == Some(ObjectType::File)).then(|| Seen {
             object_hash: c.str("object_hash").unwrap_or_default().to_string(),
             content: c.str("content").map(str::to_string),
-        };
-        self.set_seen(id, seen);
+        })
+    }
+
+    /// The model has seen `id`'s current version.
+    pub(super) fn mark_seen(&mut self, id: &str) {
+        if let Some(seen) = self.current_seen(id) {
+            self.set_seen(id, seen);
+        }
     }
 
     /// Records the version the model last saw of `id`: its text for the
