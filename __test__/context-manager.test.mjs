@@ -38,6 +38,25 @@ describeStores('ContextManager', ({ kind, options }) => {
       expect((await open.getObject(r2.id)).content).toBe('API_KEY=SECRET-VALUE');
       await open.close();
     });
+
+    test('a secret a tool prints is redacted where it is stored and shown, unless secrets are opted in', async () => {
+      const printed = 'DATABASE_PASSWORD=hunter2-SECRET\nPORT=8080';
+      const messages = [msg.user('show the env'), msg.assistant([{ id: 'c1', name: 'bash', arguments: { command: 'cat .env' } }]), msg.result('c1', 'bash', printed)];
+      for (const readSecrets of [false, true]) {
+        const { cm, sessionId } = await setup({ readSecrets, layout: 'cache' });
+        const shown = JSON.stringify(await cm.transformContext(messages));
+        const stored = (await cm.getObject(`toolcall:${sessionId}:c1`)).content;
+        if (readSecrets) {
+          expect(stored).toBe(printed);
+          expect(shown).toContain('hunter2-SECRET');
+        } else {
+          expect(stored).toBe('DATABASE_PASSWORD=[redacted: secret]\nPORT=8080');
+          expect(shown).not.toContain('hunter2-SECRET');
+          expect(shown).toContain('[redacted: secret]');
+        }
+        await cm.close();
+      }
+    });
   });
 
   describe('session objects', () => {

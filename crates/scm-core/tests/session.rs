@@ -4,7 +4,7 @@
 
 mod session_support;
 
-use scm_core::session::{CollapsePolicy, SessionOptions};
+use scm_core::session::{CollapsePolicy, Layout, SessionOptions};
 use serde_json::json;
 use session_support::*;
 
@@ -880,6 +880,110 @@ async fn a_withheld_file_read_is_neither_stored_nor_shown() {
             assert!(!stored.contains("SECRET"), "{id}: {stored}");
         }
         s.close().await.unwrap();
+    }
+}
+
+/// Nothing leaked: a secret printed by a tool (`cat .env`, `env`), typed in
+/// a command (`curl -H "Authorization: Bearer …"`), printed by the user's
+/// `!cmd`, or written by the model into a file on the secret list, is
+/// neither stored (toolcall, chat, search) nor shown, in both layouts; the
+/// rest of the output is kept, and so is a read of an ordinary file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_tool_output_and_commands_are_neither_stored_nor_shown() {
+    for store in stores() {
+        for layout in [Layout::Cache, Layout::Spec] {
+            let ws = Workspace::new(store.clone());
+            let mut o = SessionOptions::new(unique_id("redact"));
+            o.layout = layout;
+            let mut s = ws.open(o).await;
+            let key = format!("sk-ant-api03-{}", "Zq9".repeat(12));
+            let gh = format!("ghp_{}", "x7".repeat(18));
+            ws.write(
+                "src/config.ts",
+                "export const port = 8080; // PLAIN-CODE-KEPT",
+            );
+            ws.write(".env", "DATABASE_PASSWORD=SECRET-DB-PASS\nPORT=8080\n");
+            let mut t = Transcript::default();
+            t.user("check the config");
+            assert!(s.read("src/config.ts").await.unwrap().ok);
+            t.call(
+                "c0",
+                "read",
+                json!({"path": "src/config.ts"}),
+                "export const port = 8080; // PLAIN-CODE-KEPT",
+            );
+            t.call(
+                "c1",
+                "bash",
+                json!({"command": "cat .env; env | grep TOKEN"}),
+                &format!(
+                    "DATABASE_PASSWORD=SECRET-DB-PASS\nPORT=8080\nGITHUB_TOKEN={gh}\nVISIBLE-LINE"
+                ),
+            );
+            t.call(
+                "c2",
+                "bash",
+                json!({"command": format!("curl -H 'x-api-key: {key}' https://api.example.com")}),
+                "{\"ok\":true}",
+            );
+            t.call(
+                "c3",
+                "write",
+                json!({"path": ".env", "content": "API_TOKEN=SECRET-WRITTEN\n"}),
+                "Successfully wrote 25 bytes to .env",
+            );
+            t.messages.push(json!({
+                "role": "bashExecution", "command": "cat .env",
+                "output": "DATABASE_PASSWORD=SECRET-DB-PASS", "exitCode": 0,
+                "cancelled": false, "truncated": false, "timestamp": 1_700_000_000_999i64
+            }));
+            t.user("and now?");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let shown = serde_json::to_string(&out).unwrap();
+            for secret in [
+                "SECRET-DB-PASS",
+                "SECRET-WRITTEN",
+                key.as_str(),
+                gh.as_str(),
+            ] {
+                assert!(
+                    !shown.contains(secret),
+                    "{layout:?} shows {secret}: {shown}"
+                );
+            }
+            for kept in [
+                "PORT=8080",
+                "VISIBLE-LINE",
+                "PLAIN-CODE-KEPT",
+                "DATABASE_PASSWORD=[redacted: secret]",
+            ] {
+                assert!(shown.contains(kept), "{layout:?} lost {kept}: {shown}");
+            }
+            s.flush().await.unwrap();
+            let mut ids: Vec<String> = ["c1", "c2", "c3"]
+                .iter()
+                .map(|c| toolcall_id(&s, c))
+                .collect();
+            ids.push(format!("chat:{}", s.session_id()));
+            for id in ids {
+                let stored = serde_json::to_string(&s.history(&id).await.unwrap()).unwrap();
+                for secret in [
+                    "SECRET-DB-PASS",
+                    "SECRET-WRITTEN",
+                    key.as_str(),
+                    gh.as_str(),
+                ] {
+                    assert!(!stored.contains(secret), "{id} stores {secret}");
+                }
+            }
+            for q in ["SECRET-DB-PASS", "SECRET-WRITTEN"] {
+                let hits = scm_core::memory::search(&*ws.store, q, &Default::default())
+                    .await
+                    .unwrap();
+                assert!(hits.is_empty(), "search finds {q}: {hits:#?}");
+            }
+            s.close().await.unwrap();
+        }
     }
 }
 

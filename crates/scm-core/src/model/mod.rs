@@ -2,6 +2,7 @@
 pub mod hashing;
 pub mod note;
 pub mod object;
+pub mod redact;
 pub mod stable_json;
 pub mod time;
 pub mod version_ref;

@@ -20,6 +20,20 @@ const ARGS_DISPLAY_CHARS: usize = 120;
 
 /// Text of a tool result: text parts joined with `\n`, images as a note
 /// (the parts are kept in the toolcall's `images`).
+/// Redacts every string in `v` (see [`crate::model::redact`]).
+fn redact_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            if let Some(r) = crate::model::redact::redact(s) {
+                *s = r;
+            }
+        }
+        Value::Array(xs) => xs.iter_mut().for_each(redact_strings),
+        Value::Object(o) => o.values_mut().for_each(redact_strings),
+        _ => {}
+    }
+}
+
 fn result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
@@ -318,7 +332,18 @@ impl Session {
                 });
             }
             MessageKind::Skipped => {
-                let raw = super::cache_feed::keeps_raw(&role).then(|| msg.clone());
+                let mut raw = super::cache_feed::keeps_raw(&role).then(|| msg.clone());
+                // A user's `!cmd` run: its output may print a secret too.
+                if let Some(r) = raw
+                    .as_mut()
+                    .filter(|_| role == "bashExecution" && self.redacts())
+                {
+                    for k in ["command", "output"] {
+                        if let Some(v) = r.get_mut(k) {
+                            redact_strings(v);
+                        }
+                    }
+                }
                 let (t, m) = self.push_entry(MessageEntry {
                     role,
                     fp,
@@ -340,13 +365,15 @@ impl Session {
         for part in msg["content"].as_array().into_iter().flatten() {
             if part["type"] == "toolCall" {
                 let mut p = part.clone();
+                let name = part["name"].as_str().unwrap_or_default().to_string();
                 let arguments = p
                     .as_object_mut()
                     .and_then(|o| o.remove("arguments"))
                     .unwrap_or_else(|| Value::Object(Map::new()));
+                let arguments = self.stored_args(&name, arguments);
                 calls.push(ToolCallEntry {
                     call_id: part["id"].as_str().unwrap_or_default().to_string(),
-                    name: part["name"].as_str().unwrap_or_default().to_string(),
+                    name,
                     toolcall_id: None,
                     arguments: Some(arguments),
                 });
@@ -460,6 +487,12 @@ impl Session {
             if let Some(note) = self.withheld_note(&args) {
                 content = note;
             }
+        } else if self.redacts() {
+            // Any other output may print a secret (`cat .env`, `env`): see
+            // model::redact. A read's text is its file's, kept exact.
+            if let Some(r) = crate::model::redact::redact(&content) {
+                content = r;
+            }
         }
         let id = self.next_toolcall_id(&call_id);
         let context_tool = self.options.policy.is_context_tool(&tool);
@@ -535,6 +568,44 @@ impl Session {
 
     /// File objects a tool call touched (resolved ids; discovery results are
     /// limited to files already in this session).
+    /// Whether secrets in tool output are redacted (not when the user
+    /// opted in to reading secret files).
+    fn redacts(&self) -> bool {
+        !self.indexer.options.secrets.read_secrets
+    }
+
+    /// A tool call's arguments as stored (and so shown): a write or edit of
+    /// a withheld file keeps its path only; another tool's strings have
+    /// their secrets redacted (`curl -H "Authorization: Bearer …"`). A file
+    /// tool's texts are otherwise kept exactly: an edit quotes its file.
+    fn stored_args(&self, tool: &str, mut args: Value) -> Value {
+        if !self.redacts() {
+            return args;
+        }
+        if FILE_TOOLS.contains(&tool) {
+            if tool != "read" && self.withheld_note(&args).is_some() {
+                if let Some(o) = args.as_object_mut() {
+                    for (k, v) in o.iter_mut() {
+                        if v.is_string() && !matches!(k.as_str(), "path" | "file_path") {
+                            *v = Value::String("[withheld: secret]".into());
+                        }
+                    }
+                    // pi 1.x: edits as a list of pairs.
+                    if let Some(Value::Array(edits)) = o.get_mut("edits") {
+                        for e in edits.iter_mut().filter_map(Value::as_object_mut) {
+                            for v in e.values_mut() {
+                                *v = Value::String("[withheld: secret]".into());
+                            }
+                        }
+                    }
+                }
+            }
+            return args;
+        }
+        redact_strings(&mut args);
+        args
+    }
+
     /// The one line a withheld file's read result is replaced with.
     fn withheld_note(&self, args: &Value) -> Option<String> {
         let path = path_arg(args)?;
