@@ -1257,8 +1257,15 @@ async fn after_the_agent_s_edit_or_write_activate_and_pin_show_the_new_version()
         t.call("a2", "activate", json!({"id": "f1"}), &op.message);
         outs.push(s.transform_context(&t.messages).await.unwrap());
         let out = outs.last().unwrap();
-        assert_eq!(result_of(out, "t6"), format!("f1 a.ts\n{v3}"));
-        assert_eq!(occurrences(out, "VTHREE line 009"), 1);
+        // What it wrote is in view, as the write's content: pointed at.
+        assert_eq!(result_of(out, "t6"), "[f1 is shown above]");
+        assert_eq!(
+            serde_json::to_string(out)
+                .unwrap()
+                .matches("VTHREE line 009")
+                .count(),
+            1
+        );
 
         // Another edit, then a read of the new version: that read is current.
         ws.write("a.ts", &v4);
@@ -1281,6 +1288,75 @@ async fn after_the_agent_s_edit_or_write_activate_and_pin_show_the_new_version()
         assert_eq!(occurrences(out, "VFOUR line 009"), 1);
 
         assert_reconstructed(&s, &outs, 0).await;
+    }
+}
+
+/// Nothing twice: a whole read of a version already in view as a whole —
+/// what the model wrote, or an activation — points there, as an identical
+/// re-read points at the read it repeats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_text_in_view_as_a_write_or_activation_points_there() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("dedupe-write", roomy())).await;
+        let (v1, v2) = (body("WROTE", 10), body("OTHER", 10));
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        assert!(s.observe_write("a.ts").await.unwrap().ok);
+        t.user("write a.ts, then check it").call(
+            "w1",
+            "write",
+            json!({"path": "a.ts", "content": v1}),
+            "Successfully wrote a.ts.",
+        );
+        // A failed edit changed nothing.
+        t.assistant(
+            "",
+            &[(
+                "e0",
+                "edit",
+                json!({"path": "a.ts", "oldText": "nope", "newText": "x"}),
+            )],
+        )
+        .result("e0", "edit", "Could not find the exact text in a.ts.", true);
+        s.read("a.ts").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.ts"}), &v1);
+        // A slice is not the same text: shown.
+        s.observe_partial_read("a.ts").await.unwrap();
+        let slice: String = v1.lines().take(2).collect::<Vec<_>>().join("\n");
+        t.call("r2", "read", json!({"path": "a.ts", "limit": 2}), &slice);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t3"), "[t3: identical to t1 above]");
+        assert_eq!(result_of(out, "t4"), slice);
+        assert_eq!(
+            serde_json::to_string(out)
+                .unwrap()
+                .matches("WROTE line 009")
+                .count(),
+            1
+        );
+
+        // A file it never read, activated, then read: the read points at the activation.
+        ws.write("b.ts", &v2);
+        assert!(s.observe_bash("ls", "b.ts").await.unwrap().ok);
+        let op = s.activate("b.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "b.ts"}), &op.message);
+        s.read("b.ts").await.unwrap();
+        t.call("r3", "read", json!({"path": "b.ts"}), &v2);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert!(
+            result_of(out, "t5").ends_with(&v2),
+            "{}",
+            result_of(out, "t5")
+        );
+        assert_eq!(result_of(out, "t6"), "[t6: identical to t5 above]");
+        assert_eq!(occurrences(out, "OTHER line 009"), 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
     }
 }
 
@@ -1311,17 +1387,18 @@ async fn after_an_outside_change_activate_shows_the_new_version() {
         assert_eq!(occurrences(out, "VTWO line 011"), 1);
         assert_eq!(result_of(out, "t1"), v1, "the read keeps what it showed");
 
-        // A re-read of the new text is no pointer to the old read; the
-        // next identical one points at it.
+        // A re-read of the new text is no pointer to the old read: it
+        // points at the activation that shows it, and so does the next.
         s.read("a.ts").await.unwrap();
         t.call("r2", "read", json!({"path": "a.ts"}), &v2);
         s.read("a.ts").await.unwrap();
         t.call("r3", "read", json!({"path": "a.ts"}), &v2);
         outs.push(s.transform_context(&t.messages).await.unwrap());
         let out = outs.last().unwrap();
-        assert_eq!(result_of(out, "t3"), v2);
-        assert_eq!(result_of(out, "t4"), "[t4: identical to t3 above]");
-        assert_eq!(s.cache_stats().dedupes, 1);
+        assert_eq!(result_of(out, "t3"), "[t3: identical to t2 above]");
+        assert_eq!(result_of(out, "t4"), "[t4: identical to t2 above]");
+        assert_eq!(occurrences(out, "VTWO line 011"), 1);
+        assert_eq!(s.cache_stats().dedupes, 2);
         s.close().await.unwrap();
 
         // Changed while no session ran: resume reconciles, activate shows it.

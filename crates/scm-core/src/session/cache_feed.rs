@@ -503,9 +503,14 @@ impl Session {
             .map_or(&[][..], |f| f.block.as_slice());
         let live = |c: u32| {
             let st = &self.cache.state.calls[c as usize];
-            let in_view = self.cache.items.result_item[c as usize].is_some_and(|r| r >= start);
-            let shown = block.contains(&c) || (in_view && st.result_live_at(epochs));
-            shown && st.dedupe().is_none() && st.tool != "write"
+            let in_view = self.cache.showing_item(c).is_some_and(|r| r >= start);
+            // A write shows what it wrote in its arguments.
+            let live = if st.tool == "write" {
+                st.args_live_at(epochs)
+            } else {
+                st.result_live_at(epochs)
+            };
+            (block.contains(&c) || (in_view && live)) && st.dedupe().is_none() && !st.is_error
         };
         if let Some(c) = self.cache.aliases.call_of(id) {
             return live(c).then_some(c);
@@ -531,6 +536,13 @@ impl Session {
         let read = self.cache.aliases.t[c as usize]
             .as_deref()
             .and_then(|t| self.objects.get(t));
+        if st.tool == "write" {
+            let written = read
+                .and_then(|w| w.doc.get("args"))
+                .and_then(|a| a.get("content"))
+                .and_then(Value::as_str);
+            return written.is_some() && written == current.get("content").and_then(Value::as_str);
+        }
         let shown = read.and_then(|r| field(&r.doc, "content_hash"));
         shown.is_some() && shown == field(current, "content_hash")
     }

@@ -258,14 +258,42 @@ impl CacheLayout {
             }
         }
         let now = self.state.calls.len() as u32;
+        // A pinned call the block shows with this very text: no copy of it
+        // (nothing twice); it covers the file's other views as a copy would.
+        let folded = |k: usize| self.showing_item(k as u32).is_some_and(|r| r < cut);
+        let pinned_shows = |f: u32, t: &str| {
+            pinned.iter().any(|&k| {
+                keep.contains(&k) && folded(k) && self.shown_text(k as u32, f, doc) == Some(t)
+            })
+        };
         for (f, text) in again {
             if covers.contains_key(&f) {
                 continue;
             }
             if let Some(t) = text.or_else(|| self.current_text(f, doc)) {
-                area.push(self.working_copy(f, &t));
+                if !pinned_shows(f, &t) {
+                    area.push(self.working_copy(f, &t));
+                }
                 covers.insert(f, now);
             }
+        }
+        // A pinned call whose text a copy in the area already shows: the
+        // copy keeps it in view until the next fold, the block need not.
+        let by_copy: Vec<usize> = keep
+            .iter()
+            .copied()
+            .filter(|&k| {
+                pinned.contains(&k)
+                    && folded(k)
+                    && area.iter().any(|c| {
+                        c.text
+                            .split_once('\n')
+                            .is_some_and(|(_, t)| self.shown_text(k as u32, c.file, doc) == Some(t))
+                    })
+            })
+            .collect();
+        for k in by_copy {
+            keep.remove(&k);
         }
         keep.retain(|&k| {
             pinned.contains(&k)

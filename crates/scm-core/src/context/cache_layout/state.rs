@@ -354,11 +354,14 @@ impl CacheLayout {
         p.at_scale(self.read_sizes.permille(p.scale_above))
     }
 
-    /// The earlier call a new read is identical to: same file, same
-    /// arguments, same text, no other tool on that file in between (but
-    /// "shown above" notes), and
-    /// the earlier one still live and in view (a fold may have folded it
-    /// away without collapsing it: pointing there points at nothing).
+    /// The earlier call a new read is identical to: the newest call on the
+    /// same file (past "shown above" notes and failed calls) that shows the
+    /// same text whole —
+    /// a read with the same arguments, the model's own write, or an
+    /// activation of that file — still live and in view (a fold may have
+    /// folded it away without collapsing it: pointing there points at
+    /// nothing). Any other tool on the file in between (an edit) ends the
+    /// search: what follows is a new version.
     pub fn find_dedupe(
         &self,
         call: u32,
@@ -367,41 +370,102 @@ impl CacheLayout {
         doc: &dyn DocLookup,
     ) -> Option<u32> {
         let c = self.state.calls.get(call as usize)?;
-        if c.tool != "read" || c.file.is_none() {
-            return None;
-        }
-        for j in (0..call).rev() {
-            let p = &self.state.calls[j as usize];
-            // An activation that only pointed above ("[f1 is shown above]")
-            // showed nothing new: look past it.
-            if p.file != c.file || p.points_to.is_some() {
-                continue;
-            }
-            if p.tool != "read" {
-                return None;
-            }
-            let Some(d) = self.aliases.t[j as usize]
-                .as_deref()
-                .and_then(|id| doc.get_doc(id))
-            else {
-                continue;
-            };
-            if d.get("args") != Some(args) {
-                continue;
-            }
-            let same = d.get("content").and_then(Value::as_str) == Some(text);
-            // An identical re-read itself points at its original: so does this one.
-            let j = p.dedupe().unwrap_or(j);
-            let p = &self.state.calls[j as usize];
-            let in_view = self.items.result_item[j as usize].is_some_and(|r| r >= self.fold_cut())
+        let f = c.file.filter(|_| c.tool == "read")?;
+        let cut = self.fold_cut();
+        let in_view = |j: u32| {
+            self.showing_item(j).is_some_and(|r| r >= cut)
                 || self
                     .state
                     .folds
                     .last()
-                    .is_some_and(|f| f.block.contains(&j));
-            return (same && in_view && !p.is_error && p.collapsed.is_none()).then_some(j);
+                    .is_some_and(|fold| fold.block.contains(&j))
+        };
+        let toolcall = |j: u32| {
+            self.aliases.t[j as usize]
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))
+        };
+        for j in (0..call).rev() {
+            let p = &self.state.calls[j as usize];
+            // An activation that only pointed above ("[f1 is shown above]")
+            // showed nothing new: look past it.
+            // Nor did a failed call (an edit whose text was not found)
+            // change the file.
+            if p.points_to.is_some() || p.is_error {
+                continue;
+            }
+            let shown = (!p.shows.is_empty())
+                .then(|| {
+                    p.shows
+                        .iter()
+                        .find(|s| !s.note && self.aliases.of_object(&s.id) == Some(Alias::File(f)))
+                })
+                .flatten();
+            if p.file != Some(f) && shown.is_none() {
+                continue;
+            }
+            let (j, same) = match (p.tool.as_str(), shown) {
+                (_, Some(_)) | ("write", _) => (j, self.shown_text(j, f, doc) == Some(text)),
+                ("read", _) => {
+                    let Some(d) = toolcall(j) else { continue };
+                    if d.get("args") != Some(args) {
+                        continue;
+                    }
+                    let same = d.get("content").and_then(Value::as_str) == Some(text);
+                    // An identical re-read itself points at its original: so does this one.
+                    (p.dedupe().unwrap_or(j), same)
+                }
+                _ => return None,
+            };
+            let p = &self.state.calls[j as usize];
+            let live = if p.tool == "write" {
+                p.args_collapsed.is_none()
+            } else {
+                p.collapsed.is_none()
+            };
+            return (same && in_view(j) && !p.is_error && live).then_some(j);
         }
         None
+    }
+
+    /// The text of file `f` call `k` shows whole, as it is in view: a
+    /// read's output (a slice for a ranged read), what a write wrote, the
+    /// version an activation froze.
+    pub fn shown_text<'d>(&'d self, k: u32, f: u32, doc: &'d dyn DocLookup) -> Option<&'d str> {
+        let c = self.state.calls.get(k as usize)?;
+        if let Some(s) = c
+            .shows
+            .iter()
+            .find(|s| !s.note && self.aliases.of_object(&s.id) == Some(Alias::File(f)))
+        {
+            let key = (s.id.clone(), s.object_hash.clone());
+            return self.frozen.get(&key)?.get("content")?.as_str();
+        }
+        if c.file != Some(f) {
+            return None;
+        }
+        let d = self
+            .aliases
+            .t
+            .get(k as usize)?
+            .as_deref()
+            .and_then(|id| doc.get_doc(id))?;
+        match c.tool.as_str() {
+            "write" => d.get("args")?.get("content")?.as_str(),
+            "read" => d.get("content")?.as_str(),
+            _ => None,
+        }
+    }
+
+    /// The item that shows call `k`'s text: a write's arguments (what it
+    /// wrote), any other call's result.
+    pub fn showing_item(&self, k: u32) -> Option<u32> {
+        let c = self.state.calls.get(k as usize)?;
+        if c.tool == "write" {
+            self.items.assistant_item.get(k as usize).copied()
+        } else {
+            self.items.result_item.get(k as usize).copied().flatten()
+        }
     }
 
     /// Calls that never collapse: pinned toolcalls and the newest showing
@@ -779,7 +843,7 @@ impl CacheLayout {
         let void: Vec<u32> = (0..self.state.calls.len() as u32)
             .filter(|&k| {
                 self.state.calls[k as usize].dedupe().is_some_and(|d| {
-                    item(d).is_none_or(|r| r < cut)
+                    self.showing_item(d).is_none_or(|r| r < cut)
                         && !block.contains(&d)
                         && item(k).is_some_and(|r| r >= cut)
                 })
@@ -817,7 +881,7 @@ impl CacheLayout {
             .filter_map(|(k, c)| {
                 let t = c.points_to? as usize;
                 let kept = item(k).is_some_and(|r| r >= cut) && c.result_live_at(epochs);
-                (kept && item(t).is_some_and(|r| r < cut)).then_some(t)
+                (kept && self.showing_item(t as u32).is_some_and(|r| r < cut)).then_some(t)
             })
             .collect()
     }
@@ -1003,9 +1067,18 @@ impl CacheLayout {
             limit: self.items.len(),
         };
         let mut s = String::from("PINNED");
-        for c in calls {
+        for &c in &calls {
             let st = &self.state.calls[c];
-            let text = if st.tool == "write" {
+            // An identical re-read whose original the block shows too points
+            // there (one whose original is folded away is voided: its text).
+            let original = st.dedupe().filter(|&d| calls.contains(&(d as usize)));
+            let text = if let Some(d) = original {
+                format!(
+                    "[{}: identical to {} above]",
+                    call_alias(c as u32),
+                    call_alias(d)
+                )
+            } else if st.tool == "write" {
                 env.call_doc(c as u32)
                     .and_then(|d| d.get("args"))
                     .and_then(|a| a.get("content"))
