@@ -74,7 +74,11 @@ fn might_hold_secret(text: &str) -> bool {
         "PRIVATE KEY",
         "AKIA",
         "ASIA",
-        "gh",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
         "github_pat_",
         "glpat-",
         "xox",
@@ -89,8 +93,20 @@ fn might_hold_secret(text: &str) -> bool {
     if MARKERS.iter().any(|m| text.contains(m)) {
         return true;
     }
-    let lower = text.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|w| lower.contains(w)) || lower.contains("token")
+    // Without lower-casing the whole text: most output has none of these.
+    SECRET_WORDS
+        .iter()
+        .chain(&["token"])
+        .any(|w| contains_ignore_case(text.as_bytes(), w.as_bytes()))
+}
+
+/// Whether `hay` contains `needle` (lower-case ASCII), ignoring ASCII case.
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| {
+        w.iter()
+            .zip(needle)
+            .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    })
 }
 
 /// Whether `line` begins a PEM private key (`-----BEGIN … PRIVATE KEY-----`).
