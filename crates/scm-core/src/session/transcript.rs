@@ -18,8 +18,6 @@ const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
 const MAX_FILE_REFS: usize = 200;
 const ARGS_DISPLAY_CHARS: usize = 120;
 
-/// Text of a tool result: text parts joined with `\n`, images as a note
-/// (the parts are kept in the toolcall's `images`).
 /// Redacts every string in `v` (see [`crate::model::redact`]).
 fn redact_strings(v: &mut Value) {
     match v {
@@ -34,6 +32,8 @@ fn redact_strings(v: &mut Value) {
     }
 }
 
+/// Text of a tool result: text parts joined with `\n`, images as a note
+/// (the parts are kept in the toolcall's `images`).
 fn result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
@@ -566,8 +566,6 @@ impl Session {
         self.cache_result(t, m, matched, &toolcall);
     }
 
-    /// File objects a tool call touched (resolved ids; discovery results are
-    /// limited to files already in this session).
     /// Whether secrets in tool output are redacted (not when the user
     /// opted in to reading secret files).
     fn redacts(&self) -> bool {
@@ -575,7 +573,7 @@ impl Session {
     }
 
     /// A tool call's arguments as stored (and so shown): a write or edit of
-    /// a withheld file keeps its path only; another tool's strings have
+    /// a file on the secret list keeps its path only; another tool's strings have
     /// their secrets redacted (`curl -H "Authorization: Bearer …"`). A file
     /// tool's texts are otherwise kept exactly: an edit quotes its file.
     fn stored_args(&self, tool: &str, mut args: Value) -> Value {
@@ -583,7 +581,11 @@ impl Session {
             return args;
         }
         if FILE_TOOLS.contains(&tool) {
-            if tool != "read" && self.withheld_note(&args).is_some() {
+            let secret = path_arg(&args)
+                .and_then(|p| self.resolver().resolve_read(p).ok())
+                .and_then(|r| self.indexer.withheld(&r))
+                == Some(crate::model::ContentOmitted::Secret);
+            if tool != "read" && secret {
                 if let Some(o) = args.as_object_mut() {
                     for (k, v) in o.iter_mut() {
                         if v.is_string() && !matches!(k.as_str(), "path" | "file_path") {
@@ -633,6 +635,8 @@ impl Session {
         ))
     }
 
+    /// File objects a tool call touched (resolved ids; discovery results are
+    /// limited to files already in this session).
     fn file_refs(&self, tool: &str, args: &Value, content: &str) -> Vec<String> {
         let resolver = self.resolver();
         let id_of = |p: &str| resolver.resolve(p).ok().map(|r| r.source.file_object_id());
