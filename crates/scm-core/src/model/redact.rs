@@ -47,11 +47,19 @@ pub fn redact(text: &str) -> Option<String> {
             }
             continue;
         }
-        if pem_begin(body) {
-            in_key = true;
+        if let Some(head) = pem_begin(body) {
             changed = true;
-            out.push_str(line);
-            out.push_str(if end.is_empty() { "\n" } else { "" });
+            out.push_str(&body[..head]);
+            // The whole key on one line (a JSON string with `\n` escapes, as
+            // in a cloud service account's credentials file).
+            if let Some(tail) = body[head..].find("-----END").map(|t| head + t) {
+                out.push_str("[redacted: private key]");
+                out.push_str(&body[tail..]);
+                out.push_str(end);
+                continue;
+            }
+            in_key = true;
+            out.push_str(if end.is_empty() { "\n" } else { end });
             out.push_str("[redacted: private key]");
             out.push_str(if end.is_empty() { "\n" } else { end });
             continue;
@@ -109,13 +117,12 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     })
 }
 
-/// Whether `line` begins a PEM private key (`-----BEGIN … PRIVATE KEY-----`).
-fn pem_begin(line: &str) -> bool {
-    line.find("-----BEGIN ").is_some_and(|i| {
-        let rest = &line[i + 11..];
-        rest.find("-----")
-            .is_some_and(|e| rest[..e].ends_with("PRIVATE KEY"))
-    })
+/// Where a PEM private key's BEGIN marker (`-----BEGIN … PRIVATE KEY-----`)
+/// in `line` ends, if it has one.
+fn pem_begin(line: &str) -> Option<usize> {
+    let i = line.find("-----BEGIN ")? + 11;
+    let e = line[i..].find("-----")?;
+    line[i..i + e].ends_with("PRIVATE KEY").then_some(i + e + 5)
 }
 
 /// One line's secrets replaced, if it has any.
@@ -453,6 +460,12 @@ mod tests {
         assert_eq!(
             r(pem),
             "a\n-----BEGIN OPENSSH PRIVATE KEY-----\n[redacted: private key]\n-----END OPENSSH PRIVATE KEY-----\nz\n"
+        );
+        // On one line, as in a JSON credentials file: only the key goes.
+        let json = r#"  "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n-----END PRIVATE KEY-----\n","#;
+        assert_eq!(
+            r(&format!("{json}\n  \"client_email\": \"a@b.iam\"\n")),
+            "  \"private_key\": \"-----BEGIN PRIVATE KEY-----[redacted: private key]-----END PRIVATE KEY-----\\n\",\n  \"client_email\": \"a@b.iam\"\n"
         );
         // A public key or certificate is not a secret.
         let cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
