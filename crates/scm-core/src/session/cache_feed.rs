@@ -491,26 +491,9 @@ impl Session {
     /// own result, or the newest call showing it, if that shows the
     /// object's current version), if any.
     fn live_in_view(&self, id: &str) -> Option<u32> {
-        let epochs = self.cache.state.epochs.len() as u32;
-        let start = self.cache.fold_cut();
-        // The current fold's PINNED block shows its calls as they were
-        // until the next fold, whatever epochs collapse since.
-        let block = self
-            .cache
-            .state
-            .folds
-            .last()
-            .map_or(&[][..], |f| f.block.as_slice());
         let live = |c: u32| {
             let st = &self.cache.state.calls[c as usize];
-            let in_view = self.cache.showing_item(c).is_some_and(|r| r >= start);
-            // A write shows what it wrote in its arguments.
-            let live = if st.tool == "write" {
-                st.args_live_at(epochs)
-            } else {
-                st.result_live_at(epochs)
-            };
-            (block.contains(&c) || (in_view && live)) && st.dedupe().is_none() && !st.is_error
+            self.cache.shows_now(c) && st.dedupe().is_none() && !st.is_error
         };
         if let Some(c) = self.cache.aliases.call_of(id) {
             return live(c).then_some(c);
@@ -537,10 +520,9 @@ impl Session {
             .as_deref()
             .and_then(|t| self.objects.get(t));
         if st.tool == "write" {
-            let written = read
-                .and_then(|w| w.doc.get("args"))
-                .and_then(|a| a.get("content"))
-                .and_then(Value::as_str);
+            // What it wrote: no hash of it is stored, the text is compared.
+            let objects = Objects(&self.objects);
+            let written = st.file.and_then(|f| self.cache.shown_text(c, f, &objects));
             return written.is_some() && written == current.get("content").and_then(Value::as_str);
         }
         let shown = read.and_then(|r| field(&r.doc, "content_hash"));

@@ -177,12 +177,7 @@ impl CacheLayout {
             return true;
         }
         // The current fold's PINNED block shows its calls as they were.
-        let block = self
-            .state
-            .folds
-            .last()
-            .map_or(&[][..], |b| b.block.as_slice());
-        if block.iter().any(|&k| {
+        if self.fold_block().iter().any(|&k| {
             let c = &self.state.calls[k as usize];
             c.file == Some(f) || shows_files(&self.aliases, c).contains(&f)
         }) {
@@ -371,20 +366,6 @@ impl CacheLayout {
     ) -> Option<u32> {
         let c = self.state.calls.get(call as usize)?;
         let f = c.file.filter(|_| c.tool == "read")?;
-        let cut = self.fold_cut();
-        let in_view = |j: u32| {
-            self.showing_item(j).is_some_and(|r| r >= cut)
-                || self
-                    .state
-                    .folds
-                    .last()
-                    .is_some_and(|fold| fold.block.contains(&j))
-        };
-        let toolcall = |j: u32| {
-            self.aliases.t[j as usize]
-                .as_deref()
-                .and_then(|id| doc.get_doc(id))
-        };
         for j in (0..call).rev() {
             let p = &self.state.calls[j as usize];
             // An activation that only pointed above ("[f1 is shown above]")
@@ -394,20 +375,20 @@ impl CacheLayout {
             if p.points_to.is_some() || p.is_error {
                 continue;
             }
-            let shown = (!p.shows.is_empty())
-                .then(|| {
-                    p.shows
-                        .iter()
-                        .find(|s| !s.note && self.aliases.of_object(&s.id) == Some(Alias::File(f)))
-                })
-                .flatten();
-            if p.file != Some(f) && shown.is_none() {
+            let activation = shows_files(&self.aliases, p).contains(&f);
+            if p.file != Some(f) && !activation {
                 continue;
             }
-            let (j, same) = match (p.tool.as_str(), shown) {
-                (_, Some(_)) | ("write", _) => (j, self.shown_text(j, f, doc) == Some(text)),
-                ("read", _) => {
-                    let Some(d) = toolcall(j) else { continue };
+            let (j, same) = match p.tool.as_str() {
+                _ if activation => (j, self.shown_text(j, f, doc) == Some(text)),
+                "write" => (j, self.shown_text(j, f, doc) == Some(text)),
+                "read" => {
+                    let Some(d) = self.aliases.t[j as usize]
+                        .as_deref()
+                        .and_then(|id| doc.get_doc(id))
+                    else {
+                        continue;
+                    };
                     if d.get("args") != Some(args) {
                         continue;
                     }
@@ -417,15 +398,36 @@ impl CacheLayout {
                 }
                 _ => return None,
             };
-            let p = &self.state.calls[j as usize];
-            let live = if p.tool == "write" {
-                p.args_collapsed.is_none()
-            } else {
-                p.collapsed.is_none()
-            };
-            return (same && in_view(j) && !p.is_error && live).then_some(j);
+            return (same && self.shows_now(j) && !self.state.calls[j as usize].is_error)
+                .then_some(j);
         }
         None
+    }
+
+    /// The current fold's `PINNED` block: the calls it shows (ascending).
+    pub fn fold_block(&self) -> &[u32] {
+        self.state
+            .folds
+            .last()
+            .map_or(&[][..], |f| f.block.as_slice())
+    }
+
+    /// Whether call `k`'s text is in view now: its showing item after the
+    /// fold cut and not collapsed (a write's arguments, another call's
+    /// result), or the fold's block shows it (as it was, until the next
+    /// fold, whatever epochs collapse since).
+    pub fn shows_now(&self, k: u32) -> bool {
+        let Some(c) = self.state.calls.get(k as usize) else {
+            return false;
+        };
+        let epochs = self.state.epochs.len() as u32;
+        let live = if c.tool == "write" {
+            c.args_live_at(epochs)
+        } else {
+            c.result_live_at(epochs)
+        };
+        self.fold_block().contains(&k)
+            || (live && self.showing_item(k).is_some_and(|r| r >= self.fold_cut()))
     }
 
     /// The text of file `f` call `k` shows whole, as it is in view: a
