@@ -209,6 +209,58 @@ async fn an_atomic_save_is_an_update_not_a_deletion() {
     w.close();
 }
 
+/// A writer that saves in place (truncate, write, close) and is slow about
+/// it — a large file written in chunks, a busy machine — must not leave a
+/// half-written version: the model would be told the file lost half its
+/// lines, then got them back, and the history would keep the torn text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_in_place_save_is_one_version_not_a_torn_one() {
+    use std::io::Write;
+    let f = fixture();
+    let a = f.indexed("a.txt", "old text\n").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    let mut file = std::fs::File::create(f.path("a.txt")).unwrap();
+    file.write_all(b"first half\n").unwrap();
+    // The slow writer: it holds the file open past the debounce window.
+    // This wait is the scenario, not a wait for consistency.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    file.write_all(b"second half\n").unwrap();
+    drop(file);
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => {
+            assert_eq!(content(&doc), Some("first half\nsecond half\n"));
+        }
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    assert_eq!(f.versions(&a).await, 2, "no torn version in the history");
+    w.close();
+}
+
+/// A writer that keeps the file open (a log) is still followed: the change
+/// is indexed once the settle limit passes, without a close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_kept_open_for_writing_is_still_followed() {
+    use std::io::Write;
+    let f = fixture();
+    let a = f.indexed("log.txt", "").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    let mut file = std::fs::File::options()
+        .append(true)
+        .open(f.path("log.txt"))
+        .unwrap();
+    file.write_all(b"line one\n").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("line one\n")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    drop(file);
+    w.close();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
     let f = fixture();

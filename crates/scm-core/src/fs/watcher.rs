@@ -18,6 +18,13 @@
 //!   gone, or no longer a regular file (replaced by a directory) → deletion
 //!   version. An atomic save (write a temp file, rename it
 //!   over the tracked one) therefore reads as a change, never a deletion.
+//! - **Torn writes.** The debouncer hands an event over once it is older
+//!   than its window, so a slow in-place save (truncate, write, … close)
+//!   can arrive half-written. Where the platform reports a writer's close
+//!   (inotify's `IN_CLOSE_WRITE`), a path whose last write in a batch has no
+//!   close after it waits for that close, or for [`SETTLE_LIMIT`] at most (a
+//!   writer that keeps the file open, a log, is still followed). No API says
+//!   "this writer is done" short of the close, hence the bounded wait.
 //! - **Renames.** The debouncer pairs inotify's `MOVED_FROM`/`MOVED_TO`. If a
 //!   tracked file's old path is gone and the new path is a file, the old
 //!   object gets a deletion version with `renamed_to` (new object id) and the
@@ -80,6 +87,63 @@ pub type WatchCallback = Arc<dyn Fn(WatchEvent) + Send + Sync>;
 /// How long events settle before they are processed: long enough to pair a
 /// rename and coalesce an editor's write bursts, short enough to feel live.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// How long a write whose writer has not closed the file waits for the
+/// close before the file is indexed anyway (see "Torn writes" above).
+pub const SETTLE_LIMIT: Duration = Duration::from_millis(1_000);
+
+/// Whether the platform's watcher reports a writer's close (inotify does;
+/// FSEvents and ReadDirectoryChangesW do not: there a change is indexed when
+/// its batch comes, as before).
+const REPORTS_CLOSE: bool = cfg!(any(target_os = "linux", target_os = "android"));
+
+/// Tracked paths written to whose writer has not closed them yet, with the
+/// time they are indexed anyway.
+#[derive(Default)]
+struct Unsettled {
+    due: HashMap<PathBuf, tokio::time::Instant>,
+}
+
+impl Unsettled {
+    fn wait(&mut self, p: &Path) {
+        self.due
+            .entry(p.to_path_buf())
+            .or_insert_with(|| tokio::time::Instant::now() + SETTLE_LIMIT);
+    }
+
+    fn next_due(&self) -> Option<tokio::time::Instant> {
+        self.due.values().min().copied()
+    }
+
+    /// The paths whose wait is over, removed.
+    fn take_due(&mut self) -> Vec<PathBuf> {
+        let now = tokio::time::Instant::now();
+        let mut out: Vec<PathBuf> = self
+            .due
+            .iter()
+            .filter(|(_, &t)| t <= now)
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        for p in &out {
+            self.due.remove(p);
+        }
+        out
+    }
+}
+
+/// After this event, is the path still open for writing? `None`: the event
+/// says nothing about it.
+fn leaves_open(kind: &EventKind) -> Option<bool> {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(false),
+        EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) | EventKind::Create(_) => {
+            Some(true)
+        }
+        EventKind::Access(_) | EventKind::Other => None,
+        _ => Some(false),
+    }
+}
 
 type NotifyDebouncer = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
 
@@ -436,15 +500,35 @@ impl Inner {
         self: Arc<Self>,
         mut rx: tokio::sync::mpsc::UnboundedReceiver<DebounceEventResult>,
     ) {
-        while let Some(batch) = rx.recv().await {
+        let mut unsettled = Unsettled::default();
+        loop {
+            let due = unsettled.next_due();
+            let batch = tokio::select! {
+                b = rx.recv() => match b {
+                    Some(b) => Some(b),
+                    None => break,
+                },
+                () = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => None,
+            };
             if self.is_closed() {
                 break;
             }
             match batch {
-                Ok(events) => self.process(events).await,
-                Err(errors) => {
+                Some(Ok(events)) => self.process(events, &mut unsettled).await,
+                Some(Err(errors)) => {
                     for e in errors {
                         self.error(format!("file watcher: {e}"));
+                    }
+                }
+                // A writer kept a file open past the settle limit: index it as it is.
+                None => {
+                    for p in unsettled.take_due() {
+                        if self.is_closed() {
+                            return;
+                        }
+                        if let Some(res) = self.tracked(&p) {
+                            self.recheck(&res).await;
+                        }
                     }
                 }
             }
@@ -452,15 +536,23 @@ impl Inner {
     }
 
     /// One debounced batch: pair renames, then re-check every tracked path
-    /// the batch mentions, in order, once.
-    async fn process(&self, events: Vec<DebouncedEvent>) {
+    /// the batch mentions, in order, once — but a path whose writer has not
+    /// closed it yet waits in `unsettled` (see "Torn writes").
+    async fn process(&self, events: Vec<DebouncedEvent>, unsettled: &mut Unsettled) {
         let mut renames: Vec<(PathBuf, PathBuf)> = Vec::new();
         let mut mentioned: Vec<PathBuf> = Vec::new();
+        // Per event path: still open for writing after the batch?
+        let mut open: HashMap<PathBuf, bool> = HashMap::new();
         let mut rescan = false;
         for ev in events {
             if ev.need_rescan() {
                 rescan = true; // the kernel queue overflowed: events were lost
                 continue;
+            }
+            if let Some(o) = leaves_open(&ev.kind) {
+                for p in &ev.paths {
+                    open.insert(p.clone(), o);
+                }
             }
             match ev.kind {
                 // Opening or reading (our own indexer does) changes nothing.
@@ -502,8 +594,14 @@ impl Inner {
             }
         }
         let mut appeared: Vec<PathBuf> = Vec::new();
+        let mut writing: Vec<PathBuf> = Vec::new();
         for p in mentioned {
             if let Some(tracked) = self.tracked_for(&p) {
+                if REPORTS_CLOSE && open.get(&p) == Some(&true) {
+                    writing.push(tracked.clone());
+                } else {
+                    writing.retain(|w| *w != tracked);
+                }
                 push(&mut check, &tracked);
             } else if !handled.contains(&p) && self.in_note_folder(&p) {
                 push(&mut appeared, &p);
@@ -520,8 +618,14 @@ impl Inner {
                 return;
             }
             if handled.contains(&p) {
+                unsettled.due.remove(&p);
                 continue;
             }
+            if writing.contains(&p) {
+                unsettled.wait(&p);
+                continue;
+            }
+            unsettled.due.remove(&p);
             if let Some(res) = self.tracked(&p) {
                 self.recheck(&res).await;
             }
