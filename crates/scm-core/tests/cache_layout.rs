@@ -385,15 +385,18 @@ async fn an_identical_reread_is_a_pointer_and_a_changed_one_is_not() {
             text(results_text(&out, "t2")[0]),
             "[t2: identical to t1 above]"
         );
-        assert!(
-            text(results_text(&out, "t3")[0]).contains("VERSIONONE"),
-            "other arguments: not a re-read"
+        // Other arguments, the same text (a range that covers the whole
+        // file): the model would see the text twice (seed 951 of the random
+        // sessions, where a fold's PINNED block then showed it twice).
+        assert_eq!(
+            text(results_text(&out, "t3")[0]),
+            "[t3: identical to t1 above]"
         );
         assert!(
             text(results_text(&out, "t5")[0]).contains("VERSIONONE"),
             "an edit in between: a new version"
         );
-        assert_eq!(s.cache_stats().dedupes, 1);
+        assert_eq!(s.cache_stats().dedupes, 2);
     }
 }
 

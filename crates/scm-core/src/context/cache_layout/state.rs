@@ -351,9 +351,8 @@ impl CacheLayout {
 
     /// The earlier call a new read is identical to: the newest call on the
     /// same file (past "shown above" notes and failed calls) that shows the
-    /// same text whole —
-    /// a read with the same arguments, the model's own write, or an
-    /// activation of that file — still live and in view (a fold may have
+    /// same text whole — a read with the same arguments or the same text,
+    /// the model's own write, or an activation of that file — still live and in view (a fold may have
     /// folded it away without collapsing it: pointing there points at
     /// nothing). Any other tool on the file in between (an edit) ends the
     /// search: what follows is a new version.
@@ -389,10 +388,13 @@ impl CacheLayout {
                     else {
                         continue;
                     };
-                    if d.get("args") != Some(args) {
+                    let same = d.get("content").and_then(Value::as_str) == Some(text);
+                    // Another slice of the file: look further back. The same
+                    // text under other arguments (a range covering the whole
+                    // file) is the same text in view twice: a pointer too.
+                    if d.get("args") != Some(args) && !same {
                         continue;
                     }
-                    let same = d.get("content").and_then(Value::as_str) == Some(text);
                     // An identical re-read itself points at its original: so does this one.
                     (p.dedupe().unwrap_or(j), same)
                 }
