@@ -261,6 +261,99 @@ async fn a_file_kept_open_for_writing_is_still_followed() {
     w.close();
 }
 
+/// The directory of a tracked file is deleted and made again (a branch
+/// switch, `rm -rf d && mkdir d`): the kernel dropped its watch with it, yet
+/// the file's later changes must still reach the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_deleted_and_made_again_is_watched_again() {
+    let f = fixture();
+    std::fs::create_dir(f.path("d")).unwrap();
+    let a = f.indexed("d/a.txt", "one").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    std::fs::remove_dir_all(f.path("d")).unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Deleted { .. }));
+    std::fs::create_dir(f.path("d")).unwrap();
+    std::fs::write(f.path("d/a.txt"), "two").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    std::fs::write(f.path("d/a.txt"), "three").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    w.close();
+}
+
+/// Nested: `d/e` goes with `d`; `d` comes back first, then `e` in it. The
+/// watch held meanwhile moves down to `d`, then `e` is watched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_directory_made_again_step_by_step_is_watched_again() {
+    let f = fixture();
+    std::fs::create_dir_all(f.path("d/e")).unwrap();
+    let a = f.indexed("d/e/a.txt", "one").await;
+    let probe = f.indexed("probe.txt", "p0").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+    w.track(&probe).unwrap();
+
+    std::fs::remove_dir_all(f.path("d")).unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Deleted { .. }));
+    std::fs::create_dir(f.path("d")).unwrap();
+    // The probe's event comes in a batch at or after d's: by then the
+    // watcher has seen d back without e.
+    std::fs::write(f.path("probe.txt"), "p1").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { object_id, .. } => {
+            assert_eq!(object_id, probe.source.file_object_id())
+        }
+        other => panic!("expected the probe's Updated, got {other:?}"),
+    }
+    std::fs::create_dir(f.path("d/e")).unwrap();
+    std::fs::write(f.path("d/e/a.txt"), "two").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    std::fs::write(f.path("d/e/a.txt"), "three").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    w.close();
+}
+
+/// The same when the directory is moved away and a new one takes its
+/// place: the old watch follows the moved directory, not the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_moved_away_and_replaced_is_watched_at_its_path() {
+    let f = fixture();
+    std::fs::create_dir(f.path("d")).unwrap();
+    let a = f.indexed("d/a.txt", "one").await;
+    let (w, mut rx) = f.watcher();
+    w.track(&a).unwrap();
+
+    std::fs::rename(f.path("d"), f.path("d.old")).unwrap();
+    assert!(matches!(next(&mut rx).await, WatchEvent::Deleted { .. }));
+    std::fs::create_dir(f.path("d")).unwrap();
+    std::fs::write(f.path("d/a.txt"), "two").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    // A change in the moved directory is not this file's.
+    std::fs::write(f.path("d.old/a.txt"), "old place").unwrap();
+    std::fs::write(f.path("d/a.txt"), "three").unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    w.close();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
     let f = fixture();

@@ -25,6 +25,12 @@
 //!   close after it waits for that close, or for [`SETTLE_LIMIT`] at most (a
 //!   writer that keeps the file open, a log, is still followed). No API says
 //!   "this writer is done" short of the close, hence the bounded wait.
+//! - **A directory that goes away.** Deleting a watched directory drops
+//!   its watch; moving it away takes the watch along. Either way its tracked
+//!   files are re-checked (they are gone) and the nearest existing ancestor
+//!   is watched until the directory is back at its path; then it is watched
+//!   again and its tracked files re-checked (a branch switch, `rm -rf d &&
+//!   mkdir d`).
 //! - **Renames.** The debouncer pairs inotify's `MOVED_FROM`/`MOVED_TO`. If a
 //!   tracked file's old path is gone and the new path is a file, the old
 //!   object gets a deletion version with `renamed_to` (new object id) and the
@@ -179,6 +185,9 @@ struct Tracking {
     /// Note folders (host paths): a new note under one is tracked and
     /// indexed, a new directory under one is watched.
     folders: Vec<PathBuf>,
+    /// Watched directories gone from their path (deleted, or moved away),
+    /// each with the existing ancestor held meanwhile to see it come back.
+    lost: HashMap<PathBuf, PathBuf>,
 }
 
 impl Tracking {
@@ -356,6 +365,9 @@ impl Inner {
             dirs.push(t);
         }
         for dir in &dirs {
+            if tracking.lost.contains_key(*dir) && dir.is_dir() {
+                self.rearm(&mut tracking, dir)?;
+            }
             if !tracking.dirs.contains_key(*dir) {
                 if let Err(e) = self.watch_dir(dir) {
                     // Roll back what this call already took.
@@ -448,6 +460,82 @@ impl Inner {
             }
             self.recheck(&res).await;
         }
+    }
+
+    /// Watched directory `dir` is no longer at its path: drop its watch
+    /// and hold its nearest existing ancestor instead — or, when a new
+    /// directory is there already, watch that. Returns the tracked files
+    /// in it, to re-check.
+    fn lose_dir(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut tracking = lock(&self.tracking);
+        if !tracking.dirs.contains_key(dir) || tracking.lost.contains_key(dir) {
+            return Vec::new();
+        }
+        if let Some(d) = lock(&self.debouncer).as_mut() {
+            // Deleted: notify dropped the watch already. Moved: it follows
+            // the directory, not the path.
+            let _ = d.unwatch(dir);
+        }
+        let ancestor = dir.ancestors().skip(1).find(|a| a.is_dir());
+        let held = match ancestor {
+            _ if dir.is_dir() => self.watch_dir(dir).map(|()| None),
+            Some(a) => self
+                .hold_dir(&mut tracking, a)
+                .map(|()| Some(a.to_path_buf())),
+            None => Ok(None),
+        };
+        match held {
+            Ok(Some(a)) => {
+                tracking.lost.insert(dir.to_path_buf(), a);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                drop(tracking);
+                self.error(format!("watching for {} to come back: {e}", dir.display()));
+                return Vec::new();
+            }
+        }
+        files_in(&tracking, dir)
+    }
+
+    /// Lost directories that are back: watched again; their tracked files
+    /// are returned, to re-check. One still missing has its held ancestor
+    /// moved down to the nearest existing one.
+    fn rearm_lost(&self) -> Vec<PathBuf> {
+        let mut tracking = lock(&self.tracking);
+        let lost: Vec<(PathBuf, PathBuf)> = tracking
+            .lost
+            .iter()
+            .map(|(d, a)| (d.clone(), a.clone()))
+            .collect();
+        let mut out = Vec::new();
+        for (dir, held) in lost {
+            if !tracking.dirs.contains_key(&dir) {
+                // Its files were untracked meanwhile.
+                tracking.lost.remove(&dir);
+                tracking.release_dir(&held, &self.debouncer);
+            } else if dir.is_dir() {
+                match self.rearm(&mut tracking, &dir) {
+                    Ok(()) => out.extend(files_in(&tracking, &dir)),
+                    Err(e) => self.error(format!("watching {} again: {e}", dir.display())),
+                }
+            } else if let Some(a) = dir.ancestors().skip(1).find(|a| a.is_dir()) {
+                if a != held && self.hold_dir(&mut tracking, a).is_ok() {
+                    tracking.lost.insert(dir.clone(), a.to_path_buf());
+                    tracking.release_dir(&held, &self.debouncer);
+                }
+            }
+        }
+        out
+    }
+
+    /// Lost directory `dir` is back: watch it, release its ancestor.
+    fn rearm(&self, tracking: &mut Tracking, dir: &Path) -> crate::Result<()> {
+        self.watch_dir(dir)?;
+        if let Some(held) = tracking.lost.remove(dir) {
+            tracking.release_dir(&held, &self.debouncer);
+        }
+        Ok(())
     }
 
     fn watch_dir(&self, dir: &Path) -> crate::Result<()> {
@@ -543,11 +631,25 @@ impl Inner {
         let mut mentioned: Vec<PathBuf> = Vec::new();
         // Per event path: still open for writing after the batch?
         let mut open: HashMap<PathBuf, bool> = HashMap::new();
+        // Watched directories an event says left their path (or whose
+        // ancestor did).
+        let mut gone: Vec<PathBuf> = Vec::new();
         let mut rescan = false;
         for ev in events {
             if ev.need_rescan() {
                 rescan = true; // the kernel queue overflowed: events were lost
                 continue;
+            }
+            if matches!(
+                ev.kind,
+                EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From))
+            ) {
+                // The debouncer drops the events under a removed path: a
+                // watched directory below it went too.
+                let tracking = lock(&self.tracking);
+                for p in &ev.paths {
+                    gone.extend(tracking.dirs.keys().filter(|d| d.starts_with(p)).cloned());
+                }
             }
             if let Some(o) = leaves_open(&ev.kind) {
                 for p in &ev.paths {
@@ -592,6 +694,12 @@ impl Inner {
                 // changes at both paths.
                 _ => mentioned.extend([from, to]),
             }
+        }
+        // Directories back at their path, and those just gone: their
+        // tracked files are re-checked.
+        mentioned.extend(self.rearm_lost());
+        for d in gone {
+            mentioned.extend(self.lose_dir(&d));
         }
         let mut appeared: Vec<PathBuf> = Vec::new();
         let mut writing: Vec<PathBuf> = Vec::new();
@@ -686,6 +794,26 @@ impl Inner {
             Err(e) => self.error(format!("indexing renamed {}: {e}", to_res.source.path)),
         }
     }
+}
+
+/// The tracked paths whose file (or symlink target) lies in `dir`.
+fn files_in(tracking: &Tracking, dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = tracking
+        .files
+        .keys()
+        .filter(|f| f.parent() == Some(dir))
+        .cloned()
+        .chain(
+            tracking
+                .targets
+                .iter()
+                .filter(|(t, _)| t.parent() == Some(dir))
+                .map(|(_, link)| link.clone()),
+        )
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 async fn exists(p: &Path) -> bool {
