@@ -509,6 +509,7 @@ impl Inner {
             .map(|(d, a)| (d.clone(), a.clone()))
             .collect();
         let mut out = Vec::new();
+        let mut errors = Vec::new();
         for (dir, held) in lost {
             if !tracking.dirs.contains_key(&dir) {
                 // Its files were untracked meanwhile.
@@ -517,7 +518,7 @@ impl Inner {
             } else if dir.is_dir() {
                 match self.rearm(&mut tracking, &dir) {
                     Ok(()) => out.extend(files_in(&tracking, &dir)),
-                    Err(e) => self.error(format!("watching {} again: {e}", dir.display())),
+                    Err(e) => errors.push(format!("watching {} again: {e}", dir.display())),
                 }
             } else if let Some(a) = dir.ancestors().skip(1).find(|a| a.is_dir()) {
                 if a != held && self.hold_dir(&mut tracking, a).is_ok() {
@@ -525,6 +526,11 @@ impl Inner {
                     tracking.release_dir(&held, &self.debouncer);
                 }
             }
+        }
+        // The callback runs without the lock (it may call back in).
+        drop(tracking);
+        for e in errors {
+            self.error(e);
         }
         out
     }
