@@ -513,3 +513,31 @@ async fn note_folders_are_indexed_at_start_and_watched() {
         s2.close().await.unwrap();
     }
 }
+
+/// A note folder's subfolder deleted and made again (a sync tool, a branch
+/// switch): its notes are recorded gone, and the notes in the new one are
+/// indexed and followed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_subfolder_deleted_and_made_again_is_followed_again() {
+    let store = stores().into_iter().next().unwrap();
+    let ws = Workspace::new(store.clone());
+    ws.write("vault/sub/gamma.md", "Gamma one\n");
+    let mut o = scm_core::session::SessionOptions::new(unique_id("refolder"));
+    o.note_folders = vec!["vault".into()];
+    o.watch = true;
+    let mut s = ws.open(o).await;
+    let gamma = ws.file_id("vault/sub/gamma.md");
+    until_stored(&store, &gamma, |d| d["state"] == "present").await;
+
+    std::fs::remove_dir_all(ws.root.join("vault/sub")).unwrap();
+    until_stored(&store, &gamma, |d| d["state"] == "deleted").await;
+    ws.write("vault/sub/gamma.md", "Gamma two\n");
+    ws.write("vault/sub/delta.md", "Delta one\n");
+    until_stored(&store, &gamma, |d| d["content"] == "Gamma two\n").await;
+    let delta = ws.file_id("vault/sub/delta.md");
+    until_stored(&store, &delta, |d| d["content"] == "Delta one\n").await;
+    // Watched again: later changes are followed.
+    ws.write("vault/sub/delta.md", "Delta two\n");
+    until_stored(&store, &delta, |d| d["content"] == "Delta two\n").await;
+    s.close().await.unwrap();
+}
