@@ -1071,11 +1071,25 @@ impl CacheLayout {
             limit: self.items.len(),
         };
         let mut s = String::from("PINNED");
+        // The texts of the reads and writes shown so far, by file.
+        let mut shown: Vec<(Option<u32>, usize, String)> = Vec::new();
         for &c in &calls {
             let st = &self.state.calls[c];
             // An identical re-read whose original the block shows too points
-            // there (one whose original is folded away is voided: its text).
-            let original = st.dedupe().filter(|&d| calls.contains(&(d as usize)));
+            // there (one whose original is folded away is voided: its text),
+            // as does a read of a text an entry above shows already (seed
+            // 1270: a whole read and a range covering the whole file, both
+            // pointing at a write the fold folded away).
+            let original = st
+                .dedupe()
+                .filter(|&d| calls.contains(&(d as usize)))
+                .or_else(|| {
+                    let text = (st.tool == "read").then(|| env.live_text(c as u32))?;
+                    shown
+                        .iter()
+                        .find(|(f, _, t)| *f == st.file && *t == text)
+                        .map(|(_, j, _)| *j as u32)
+                });
             let text = if let Some(d) = original {
                 format!(
                     "[{}: identical to {} above]",
@@ -1111,6 +1125,9 @@ impl CacheLayout {
                 ),
                 None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
             };
+            if original.is_none() && matches!(st.tool.as_str(), "read" | "write") {
+                shown.push((st.file, c, text.clone()));
+            }
             s.push('\n');
             s.push_str(&head);
             s.push('\n');
