@@ -993,6 +993,56 @@ async fn provider_ids_are_rewritten_unless_turned_off() {
     }
 }
 
+/// deactivate, then pin, then a restart before the next call: the pin's
+/// cancel of the pending deactivation must survive (random seed 1708: the
+/// restored deactivation collapsed the pinned file's only view).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_after_a_deactivate_survives_a_restart() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        // Room for the plan and the ops' results: no epoch before the restart.
+        let o = opts(
+            "pin-restart",
+            CachePolicy {
+                high: 1_500,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o.clone()).await;
+        let plan = body("PLANDOC", 30);
+        ws.write("plan.md", &plan);
+        let mut t = Transcript::default();
+        t.user("read the plan")
+            .call("r1", "read", json!({"path": "plan.md"}), &plan);
+        s.read("plan.md").await.unwrap();
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.deactivate("plan.md").ok);
+        t.call("d1", "deactivate", json!({"id": "plan.md"}), "deactivated");
+        // The call after the deactivate stores it; the pin comes after.
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.pin("plan.md").ok);
+        t.call("p1", "pin", json!({"id": "plan.md"}), "pinned");
+        s.close().await.unwrap();
+        let mut s = ws.open(o.clone()).await;
+        assert_eq!(s.cache_stats().epochs, 0);
+        for i in 0..12 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": "z"}),
+                &body(&format!("B{i}Q"), 20),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert!(
+                text(results_text(&out, "t1")[0]).contains("PLANDOC line 029"),
+                "pinned read stays live at call {i}"
+            );
+        }
+        assert!(s.cache_stats().epochs >= 2);
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aliases_and_layout_state_survive_resume() {
     for store in stores() {

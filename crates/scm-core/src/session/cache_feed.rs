@@ -554,7 +554,13 @@ impl Session {
             return;
         }
         let calls = self.cache.live_calls_of(id);
+        let before = self.cache.state.deactivated.len();
         self.cache.state.deactivated.retain(|c| !calls.contains(c));
+        // Stored like the deactivation was: a restart before the next call
+        // must not bring it back (random seed 1708).
+        if self.cache.state.deactivated.len() != before {
+            self.writes.pending.chat = true;
+        }
     }
 
     fn pinned_calls(&self) -> HashSet<usize> {
