@@ -352,9 +352,9 @@ impl CacheLayout {
     /// The earlier call a new read is identical to: the newest call on the
     /// same file (past "shown above" notes and failed calls) that shows the
     /// same text whole — a read with the same arguments or the same text,
-    /// the model's own write, or an activation of that file — still live and in view (a fold may have
-    /// folded it away without collapsing it: pointing there points at
-    /// nothing). Any other tool on the file in between (an edit) ends the
+    /// the model's own write, or an activation of that file — still live
+    /// and in view (a fold may have folded it away without collapsing it:
+    /// pointing there points at nothing). Any other tool on the file in between (an edit) ends the
     /// search: what follows is a new version.
     pub fn find_dedupe(
         &self,
@@ -1080,14 +1080,15 @@ impl CacheLayout {
             // as does a read of a text an entry above shows already (seed
             // 1270: a whole read and a range covering the whole file, both
             // pointing at a write the fold folded away).
+            let read_text = (st.tool == "read").then(|| env.live_text(c as u32));
             let original = st
                 .dedupe()
                 .filter(|&d| calls.contains(&(d as usize)))
                 .or_else(|| {
-                    let text = (st.tool == "read").then(|| env.live_text(c as u32))?;
+                    let text = read_text.as_ref()?;
                     shown
                         .iter()
-                        .find(|(f, _, t)| *f == st.file && *t == text)
+                        .find(|(f, _, t)| *f == st.file && t == text)
                         .map(|(_, j, _)| *j as u32)
                 });
             let text = if let Some(d) = original {
@@ -1110,7 +1111,7 @@ impl CacheLayout {
                     .map(|a| serde_json::to_string(a).unwrap_or_default())
                     .unwrap_or_default()
             } else {
-                env.live_text(c as u32)
+                read_text.unwrap_or_else(|| env.live_text(c as u32))
             };
             let head = match st.file.filter(|_| st.shows.is_empty()) {
                 Some(f) => format!(
