@@ -304,6 +304,24 @@ async fn a_ranged_read_does_not_take_a_pin_off_the_whole_read() {
     }
 }
 
+/// `n` bash calls, enough for epochs: after each, the pinned read t1 still
+/// shows the whole plan (`body("PLANDOC", 30)`).
+async fn pinned_plan_stays_live(s: &mut Session, t: &mut Transcript, n: usize) {
+    for i in 0..n {
+        t.call(
+            &format!("b{i}"),
+            "bash",
+            json!({"command": "z"}),
+            &body(&format!("B{i}Q"), 20),
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert!(
+            text(results_text(&out, "t1")[0]).contains("PLANDOC line 029"),
+            "pinned read stays live at call {i}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_content_never_collapses_and_unpin_lets_it_go() {
     for store in stores() {
@@ -318,19 +336,7 @@ async fn pinned_content_never_collapses_and_unpin_lets_it_go() {
         s.read("plan.md").await.unwrap();
         s.transform_context(&t.messages).await.unwrap();
         assert!(s.pin("plan.md").ok, "pin by path");
-        for i in 0..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": "z"}),
-                &body(&format!("B{i}Q"), 20),
-            );
-            let out = s.transform_context(&t.messages).await.unwrap();
-            assert!(
-                text(results_text(&out, "t1")[0]).contains("PLANDOC line 029"),
-                "pinned read stays live at call {i}"
-            );
-        }
+        pinned_plan_stays_live(&mut s, &mut t, 8).await;
         assert!(s.cache_stats().epochs >= 2);
         // Pinning by alias works too; unpin → it collapses at the next epoch.
         assert!(s.unpin("f1").ok);
@@ -1025,19 +1031,7 @@ async fn a_pin_after_a_deactivate_survives_a_restart() {
         s.close().await.unwrap();
         let mut s = ws.open(o.clone()).await;
         assert_eq!(s.cache_stats().epochs, 0);
-        for i in 0..12 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": "z"}),
-                &body(&format!("B{i}Q"), 20),
-            );
-            let out = s.transform_context(&t.messages).await.unwrap();
-            assert!(
-                text(results_text(&out, "t1")[0]).contains("PLANDOC line 029"),
-                "pinned read stays live at call {i}"
-            );
-        }
+        pinned_plan_stays_live(&mut s, &mut t, 12).await;
         assert!(s.cache_stats().epochs >= 2);
         s.close().await.unwrap();
     }

@@ -87,6 +87,14 @@ fn content(doc: &serde_json::Map<String, Value>) -> Option<&str> {
     doc.get("content").and_then(Value::as_str)
 }
 
+/// The next event is an update to `want`.
+async fn expect_update(rx: &mut UnboundedReceiver<WatchEvent>, want: &str) {
+    match next(rx).await {
+        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some(want)),
+        other => panic!("expected Updated, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_produces_an_update() {
     let f = fixture();
@@ -228,12 +236,7 @@ async fn a_slow_in_place_save_is_one_version_not_a_torn_one() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     file.write_all(b"second half\n").unwrap();
     drop(file);
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => {
-            assert_eq!(content(&doc), Some("first half\nsecond half\n"));
-        }
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "first half\nsecond half\n").await;
     assert_eq!(f.versions(&a).await, 2, "no torn version in the history");
     w.close();
 }
@@ -253,10 +256,7 @@ async fn a_file_kept_open_for_writing_is_still_followed() {
         .open(f.path("log.txt"))
         .unwrap();
     file.write_all(b"line one\n").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("line one\n")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "line one\n").await;
     drop(file);
     w.close();
 }
@@ -276,15 +276,9 @@ async fn a_directory_deleted_and_made_again_is_watched_again() {
     assert!(matches!(next(&mut rx).await, WatchEvent::Deleted { .. }));
     std::fs::create_dir(f.path("d")).unwrap();
     std::fs::write(f.path("d/a.txt"), "two").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "two").await;
     std::fs::write(f.path("d/a.txt"), "three").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "three").await;
     w.close();
 }
 
@@ -314,15 +308,9 @@ async fn a_nested_directory_made_again_step_by_step_is_watched_again() {
     }
     std::fs::create_dir(f.path("d/e")).unwrap();
     std::fs::write(f.path("d/e/a.txt"), "two").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "two").await;
     std::fs::write(f.path("d/e/a.txt"), "three").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "three").await;
     w.close();
 }
 
@@ -340,17 +328,11 @@ async fn a_directory_moved_away_and_replaced_is_watched_at_its_path() {
     assert!(matches!(next(&mut rx).await, WatchEvent::Deleted { .. }));
     std::fs::create_dir(f.path("d")).unwrap();
     std::fs::write(f.path("d/a.txt"), "two").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("two")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "two").await;
     // A change in the moved directory is not this file's.
     std::fs::write(f.path("d.old/a.txt"), "old place").unwrap();
     std::fs::write(f.path("d/a.txt"), "three").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("three")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "three").await;
     w.close();
 }
 
@@ -376,10 +358,7 @@ async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
 
     // It comes back: a new version.
     std::fs::write(f.path("a.md"), "# again").unwrap();
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => assert_eq!(content(&doc), Some("# again")),
-        other => panic!("expected Updated, got {other:?}"),
-    }
+    expect_update(&mut rx, "# again").await;
     w.close();
 }
 

@@ -285,11 +285,9 @@ impl CacheLayout {
             .filter(|&k| {
                 pinned.contains(&k)
                     && folded(k)
-                    && area.iter().any(|c| {
-                        c.text
-                            .split_once('\n')
-                            .is_some_and(|(_, t)| self.shown_text(k as u32, c.file, doc) == Some(t))
-                    })
+                    && area
+                        .iter()
+                        .any(|c| self.shown_text(k as u32, c.file, doc) == Some(c.body()))
             })
             .collect();
         for k in by_copy {

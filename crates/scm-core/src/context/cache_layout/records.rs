@@ -91,6 +91,12 @@ impl WorkingCopy {
     pub fn live_at(&self, epochs: u32) -> bool {
         self.collapsed.is_none_or(|x| x > epochs)
     }
+
+    /// The file's text it shows: `text` after the head line
+    /// [`crate::context::words::working_copy`] puts first.
+    pub fn body(&self) -> &str {
+        self.text.split_once('\n').map_or("", |(_, t)| t)
+    }
 }
 
 /// A fold: items before `cut` are replaced by `text`.
