@@ -170,6 +170,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // (Cache layout: in the spec layout a pin only exempts an object from collapsing, SSOT §3.1, it shows nothing.)
     for (const rel of cacheLayout ? pinned : []) {
       const text = shown.get(rel);
+      if (!all.includes(text) && process.env.INV_DEBUG) {
+        const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
+        calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
+      }
       if (!all.includes(text) && process.env.INV_DEBUG)
         console.log(JSON.stringify({ rel, text, out: out.map((m) => ({ role: m.role, text: (plain(m) ?? '').slice(0, 200), calls: m.role === 'assistant' ? m.content.filter((b) => b.type === 'toolCall').map((b) => [b.id, b.name, JSON.stringify(b.arguments).slice(0, 100)]) : undefined })) }, null, 1));
       expect(all.includes(text), `${where(n)}: pinned ${rel} is not in view`).toBe(true);

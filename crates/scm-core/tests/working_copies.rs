@@ -490,3 +490,174 @@ async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
         s.close().await.unwrap();
     }
 }
+
+/// Whether `out` has a read result pointing at file `alias`'s working copy.
+fn points_at_copy(out: &[Value], alias: &str) -> bool {
+    let tail = format!(": identical to FILE {alias} above]");
+    texts(out)
+        .iter()
+        .any(|x| x.starts_with("[t") && x.ends_with(&tail))
+}
+
+/// The agent reads a file again while its working copy is in view, and gets
+/// the text the copy shows: the read points at the copy rather than show it
+/// a second time (nothing twice). While it points, the copy is there; once
+/// the agent has moved on, neither shows the text. Random sessions found it
+/// (`INV_TWICE`), and the second recorded session does it twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_of_what_a_working_copy_shows_points_at_the_copy() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts("copyreread");
+        let mut s = ws.open(o.clone()).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+
+        s.read("plan.md").await.unwrap();
+        t.call("r2", "read", json!({"path": "plan.md"}), &v2);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            occurrences(&out, "step 041: do the thing"),
+            1,
+            "the plan once: {:#?}",
+            texts(&out)
+        );
+        assert!(points_at_copy(&out, "f1"), "{:#?}", texts(&out));
+
+        // (The plan was edited from memory: it stays working for 40 calls.)
+        for i in 8..60 {
+            make(&mut t, i);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(
+                occurrences(&out, "step 041: do the thing") <= 1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+            if points_at_copy(&out, "f1") {
+                assert_eq!(copies_of(&out, "plan.md").len(), 1, "{:#?}", texts(&out));
+            }
+        }
+        let last = outs.last().unwrap().clone();
+        assert_eq!(
+            occurrences(&last, "step 041: do the thing"),
+            0,
+            "moved on: {:#?}",
+            texts(&last)
+        );
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+        let mut s = ws.open(o).await;
+        t.user("go on");
+        let resumed = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(&resumed[..last.len()], &last[..], "the prefix survives");
+        s.close().await.unwrap();
+    }
+}
+
+/// The same through folds: the copy the read points at moves into a fold's
+/// working area (or is made again there), and the read, kept after the
+/// fold's cut, still has it above, or shows its own text; never both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_pointing_at_a_copy_stays_true_through_folds() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copyrereadfold");
+        o.cache.fold = 150;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(60);
+        ws.write("plan.md", &v1);
+        s.read("plan.md").await.unwrap();
+        t.user("follow the plan")
+            .call("r0", "read", json!({"path": "plan.md"}), &v1);
+        step(&mut s, &t, &mut outs).await;
+        let mut v = v1.clone();
+        let mut pointed = 0;
+        for i in 0..30 {
+            t.user(&format!("go on with part {i}"));
+            make(&mut t, i);
+            if i % 6 == 5 {
+                let n = 30 + i;
+                let old = format!("- [ ] step {n:03}: do the thing number {n:03} carefully");
+                let new = old.replace("- [ ]", "- [x]");
+                v = v.replace(&old, &new);
+                ws.write("plan.md", &v);
+                s.observe_edit("plan.md").await.unwrap();
+                t.call(
+                    &format!("e{i}"),
+                    "edit",
+                    json!({"path": "plan.md", "oldText": old, "newText": new}),
+                    "Successfully replaced text in plan.md.",
+                );
+            }
+            // Once a copy is shown, the agent reads the plan again now and then.
+            if i % 4 == 3 && !copies_of(outs.last().unwrap(), "plan.md").is_empty() {
+                s.read("plan.md").await.unwrap();
+                t.call(&format!("r{i}"), "read", json!({"path": "plan.md"}), &v);
+            }
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(
+                occurrences(&out, "step 058: do the thing") <= 1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+            if points_at_copy(&out, "f1") {
+                pointed += 1;
+                assert_eq!(copies_of(&out, "plan.md").len(), 1, "{:#?}", texts(&out));
+            }
+        }
+        assert!(pointed > 0, "a read pointed at the copy");
+        assert!(s.cache_stats().folds >= 2, "{:?}", s.cache_stats());
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// The agent activates a file whose working copy in view shows its current
+/// version: `[f1 is shown above]`, not its text a second time; the copy
+/// stays while the activation is in view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activation_of_what_a_working_copy_shows_points_at_the_copy() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copyactivate")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+
+        let op = s.activate("plan.md");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "plan.md"}), &op.message);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            occurrences(&out, "step 041: do the thing"),
+            1,
+            "the plan once: {:#?}",
+            texts(&out)
+        );
+        assert!(
+            texts(&out).iter().any(|x| x == "[f1 is shown above]"),
+            "{:#?}",
+            texts(&out)
+        );
+        for i in 8..60 {
+            make(&mut t, i);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(occurrences(&out, "step 041: do the thing") <= 1);
+        }
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

@@ -7,6 +7,7 @@
 //! JavaScript's `length` counts); the engine has no tokenizer. On the
 //! measured sessions one unit ≈ 0.87 o200k tokens.
 
+use super::working::CopyAt;
 use serde::{Deserialize, Serialize};
 
 /// Thresholds and switches of [`crate::context::Layout::Cache`].
@@ -149,8 +150,13 @@ pub struct ToolCallState {
     /// Identical re-read of this earlier call (see [`ToolCallState::dedupe`]).
     #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
     pub dedupe_of: Option<u32>,
-    /// Epoch (1-based) from which `dedupe_of` no longer holds: the fold that
-    /// came with it folded the original away, so the call shows its text.
+    /// Identical re-read of a working copy in view (a read of a file whose
+    /// copy shows the same text; see [`ToolCallState::copy_dedupe`]).
+    #[serde(rename = "dc", default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_copy: Option<CopyAt>,
+    /// Epoch (1-based) from which `dedupe_of` (or `dedupe_copy`) no longer
+    /// holds: the fold that came with it folded the original away, or the
+    /// copy went, so the call shows its text.
     #[serde(rename = "dv", default, skip_serializing_if = "Option::is_none")]
     pub dedupe_void: Option<u32>,
     /// An activation that found its target live points at the call showing
@@ -177,6 +183,29 @@ impl ToolCallState {
             .filter(|_| self.dedupe_void.is_none_or(|e| e > epochs))
     }
 
+    /// The working copy this identical re-read points at, while it does
+    /// (the copy is in view: when it goes, the pointer is voided).
+    pub fn copy_dedupe(&self) -> Option<CopyAt> {
+        self.dedupe_copy.filter(|_| self.dedupe_void.is_none())
+    }
+
+    /// [`ToolCallState::copy_dedupe`] as it was with `epochs` epochs done.
+    pub fn copy_dedupe_at(&self, epochs: u32) -> Option<CopyAt> {
+        self.dedupe_copy
+            .filter(|_| self.dedupe_void.is_none_or(|e| e > epochs))
+    }
+
+    /// An identical re-read pointing at a call or a copy: it shows nothing
+    /// itself.
+    pub fn is_dedupe(&self) -> bool {
+        self.dedupe().is_some() || self.copy_dedupe().is_some()
+    }
+
+    /// [`ToolCallState::is_dedupe`] as it was with `epochs` epochs done.
+    pub fn is_dedupe_at(&self, epochs: u32) -> bool {
+        self.dedupe_at(epochs).is_some() || self.copy_dedupe_at(epochs).is_some()
+    }
+
     pub fn result_collapsible(&self, p: &CachePolicy) -> bool {
         self.has_result && self.result_chars >= u64::from(p.min_collapse_chars)
     }
@@ -201,7 +230,7 @@ impl ToolCallState {
     /// Live collapsible units now (what an epoch could free).
     pub fn live_units(&self, p: &CachePolicy) -> u64 {
         let mut n = 0;
-        if self.result_collapsible(p) && self.collapsed.is_none() && self.dedupe().is_none() {
+        if self.result_collapsible(p) && self.collapsed.is_none() && !self.is_dedupe() {
             n += units(self.result_chars);
         }
         if self.args_collapsible(p) && self.args_collapsed.is_none() {
@@ -214,7 +243,7 @@ impl ToolCallState {
     /// and what could collapse has (nothing un-collapses a call).
     pub fn settled(&self, p: &CachePolicy) -> bool {
         self.has_result
-            && (self.collapsed.is_some() || self.dedupe().is_some() || !self.result_collapsible(p))
+            && (self.collapsed.is_some() || self.is_dedupe() || !self.result_collapsible(p))
             && (self.args_collapsed.is_some() || !self.args_collapsible(p))
     }
 

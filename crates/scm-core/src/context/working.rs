@@ -35,6 +35,7 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::epochs::{units, CachePolicy, ToolCallState};
@@ -77,7 +78,7 @@ fn touched(c: &ToolCallState, shows_files: &dyn Fn(&ToolCallState) -> Vec<u32>) 
 /// Units a kept call costs in view.
 pub fn view_units(c: &ToolCallState, p: &CachePolicy) -> u64 {
     let mut n = 0;
-    if c.result_collapsible(p) && c.dedupe().is_none() {
+    if c.result_collapsible(p) && !c.is_dedupe() {
         n += units(c.result_chars);
     }
     if c.args_collapsible(p) {
@@ -97,7 +98,7 @@ pub struct LiveCopy {
 }
 
 /// Where a working copy is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CopyAt {
     /// In the chat, after an epoch: (epoch record index, copy index).
     Epoch(u32, u32),
@@ -171,7 +172,9 @@ fn view_of(
                     return None;
                 }
                 view.push(k);
-                if !c.ranged {
+                // A re-read pointing at the file's copy shows nothing
+                // itself: the view goes on to the copy.
+                if !c.ranged && c.copy_dedupe().is_none() {
                     return done(view);
                 }
             }
@@ -440,6 +443,7 @@ pub fn text_from_calls(
         !c.is_error
             && c.has_result
             && c.dedupe_of.is_none()
+            && c.dedupe_copy.is_none()
             && (c.tool == "write" || (c.tool == "read" && !c.ranged))
     })?;
     let (args, content) = args_of(ks[base])?;

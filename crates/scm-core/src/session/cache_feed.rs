@@ -13,12 +13,13 @@ use serde_json::Value;
 use super::{Known, OpResult, Session};
 use crate::context::aliases::{file_alias, Alias, AliasMiss};
 use crate::context::cache_layout::{
-    activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
+    activation_text, CacheStats, Dedupe, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
 };
 use crate::context::epochs::{utf16_len, CachePolicy, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::path_arg;
+use crate::context::working::CopyAt;
 use crate::context::Layout;
 use crate::error::Error;
 use crate::model::ObjectType;
@@ -196,16 +197,20 @@ impl Session {
         let (tool, content) = (s("tool"), s("content"));
         let is_error = s("status") == "fail";
         let args = doc.get("args").cloned().unwrap_or(Value::Null);
-        let (shows, points_to) = if SHOWING_TOOLS.contains(&tool) && !is_error {
+        let (shows, points_to, copy) = if SHOWING_TOOLS.contains(&tool) && !is_error {
             let targets = if tool == "expand" {
                 // expand names the note; what it activated is in its result.
                 crate::memory::links::expanded_ids(content)
             } else {
                 target_ids(&args)
             };
-            self.shows_for(targets)
+            // Only an activation of one file may point at its working copy:
+            // a pin keeps a call showing the file (the copy goes once the
+            // file is no longer worked on).
+            let to_copy = tool == "activate" && targets.len() == 1;
+            self.shows_for(targets, to_copy)
         } else {
-            (Vec::new(), None)
+            (Vec::new(), None, None)
         };
         let result_chars = if shows.is_empty() {
             utf16_len(content)
@@ -218,7 +223,8 @@ impl Session {
                 self.cache
                     .find_dedupe(call, &args, content, &Objects(&self.objects))
             })
-            .flatten();
+            .flatten()
+            .or(copy.map(Dedupe::Copy));
         for s in shows.iter().filter(|s| !s.note) {
             // Recorded with the call, so reconstruction finds the version.
             self.records.dirty_versions.insert(s.id.clone());
@@ -417,10 +423,16 @@ impl Session {
     }
 
     /// What an activate/pin call shows: each target's current version,
-    /// frozen, or a note when its content is already live in view.
-    fn shows_for(&mut self, targets: Vec<String>) -> (Vec<Shown>, Option<u32>) {
+    /// frozen, or a note when its content is already live in view (a
+    /// call's output, or — `to_copy` — the file's working copy, returned).
+    fn shows_for(
+        &mut self,
+        targets: Vec<String>,
+        to_copy: bool,
+    ) -> (Vec<Shown>, Option<u32>, Option<CopyAt>) {
         let mut out = Vec::new();
         let mut points_to = None;
+        let mut copy = None;
         for target in targets {
             let Ok(id) = self.resolve_target(&target) else {
                 continue;
@@ -434,8 +446,14 @@ impl Session {
                 .of_object(&id)
                 .map(Alias::text)
                 .unwrap_or_else(|| id.clone());
-            if let Some(showing) = self.live_in_view(&id) {
-                points_to = Some(showing);
+            let in_view = self.live_in_view(&id);
+            let in_copy = in_view
+                .is_none()
+                .then(|| to_copy.then(|| self.copy_in_view(&id)).flatten())
+                .flatten();
+            if in_view.is_some() || in_copy.is_some() {
+                points_to = in_view;
+                copy = in_copy;
                 out.push(Shown {
                     id,
                     object_hash: String::new(),
@@ -484,7 +502,20 @@ impl Session {
                 links,
             });
         }
-        (out, points_to)
+        (out, points_to, copy)
+    }
+
+    /// The live working copy showing file object `id`'s current version.
+    fn copy_in_view(&self, id: &str) -> Option<CopyAt> {
+        let Some(Alias::File(f)) = self.cache.aliases.of_object(id) else {
+            return None;
+        };
+        let doc = &self.objects.get(id)?.doc;
+        if doc.get("state").and_then(Value::as_str) == Some("stub") {
+            return None;
+        }
+        let text = doc.get("content").and_then(Value::as_str)?;
+        self.cache.copy_showing(f, text)
     }
 
     /// The call showing an object's content live in the current view (its
@@ -493,6 +524,8 @@ impl Session {
     fn live_in_view(&self, id: &str) -> Option<u32> {
         let live = |c: u32| {
             let st = &self.cache.state.calls[c as usize];
+            // A re-read pointing at a working copy shows it through the copy
+            // (kept while the copy is, see `CacheLayout::run_epoch`).
             self.cache.shows_now(c) && st.dedupe().is_none() && !st.is_error
         };
         if let Some(c) = self.cache.aliases.call_of(id) {

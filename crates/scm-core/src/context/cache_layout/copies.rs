@@ -277,13 +277,14 @@ impl CacheLayout {
                 covers.insert(f, now);
             }
         }
-        // A pinned call whose text a copy in the area already shows: the
-        // copy keeps it in view until the next fold, the block need not.
+        // A pinned call or an identical re-read whose text a copy in the
+        // area already shows: the copy keeps it in view until the next
+        // fold, the block need not.
         let by_copy: Vec<usize> = keep
             .iter()
             .copied()
             .filter(|&k| {
-                pinned.contains(&k)
+                (pinned.contains(&k) || self.state.calls[k].copy_dedupe().is_some())
                     && folded(k)
                     && area
                         .iter()

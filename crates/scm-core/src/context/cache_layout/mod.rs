@@ -27,4 +27,4 @@ pub use render::{
     activation_text, arg_chars, collapse_args, line_count, ref_text, rendered_chars, shown_body,
     text_message, DocLookup, Env, Frozen, TextJson, HEADER,
 };
-pub use state::{shows_files, CacheLayout, CacheStats, Changed, FoldPlan, HostFold};
+pub use state::{shows_files, CacheLayout, CacheStats, Changed, Dedupe, FoldPlan, HostFold};

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::fold;
 use super::items::{Item, ItemKind, Items};
 use super::records::{CacheState, FoldRecord};
-use crate::context::aliases::{call_alias, Aliases};
+use crate::context::aliases::{call_alias, file_alias, Aliases};
 use crate::context::chat::{MessageEntry, Turn};
 use crate::context::epochs::{utf16_len, CachePolicy, Shown};
 use crate::context::spec_layout::active_body;
@@ -324,6 +324,13 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                 call_alias(d)
             );
         }
+        if let (Some(_), Some(f)) = (c.copy_dedupe_at(self.epochs), c.file) {
+            return format!(
+                "[{}: identical to FILE {} above]",
+                call_alias(call),
+                file_alias(f)
+            );
+        }
         self.live_text(call)
     }
 
@@ -422,7 +429,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         // Image parts pass through while the result shows live (see context::images).
         let c = &self.state.calls[it.call as usize];
         let collapsed = c.result_collapsible(self.policy) && !c.result_live_at(self.epochs);
-        if c.shows.is_empty() && c.dedupe_at(self.epochs).is_none() && !collapsed {
+        if c.shows.is_empty() && !c.is_dedupe_at(self.epochs) && !collapsed {
             content.extend_from_slice(crate::context::images::of_doc(self.call_doc(it.call)));
         }
         m.insert("content".into(), Value::Array(content));
@@ -617,7 +624,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
                     let c = &self.state.calls[it.call as usize];
                     if c.result_collapsible(self.policy)
                         && c.result_live_at(self.epochs)
-                        && c.dedupe_at(self.epochs).is_none()
+                        && !c.is_dedupe_at(self.epochs)
                     {
                         n += c.result_chars;
                     }

@@ -16,8 +16,16 @@ use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
-use crate::context::working::{self, FileCalls};
+use crate::context::working::{self, CopyAt, FileCalls};
 use crate::model::FilesystemSource;
+
+/// What an identical re-read points at: an earlier call showing the same
+/// text, or a working copy in view showing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dedupe {
+    Call(u32),
+    Copy(CopyAt),
+}
 
 /// A host compaction seen at ingest, applied at the next assembly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +136,9 @@ pub struct CacheLayout {
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
+    /// Calls pointing at a working copy, not voided (see
+    /// [`ToolCallState::copy_dedupe`]); derived from `state.calls`.
+    copy_pointers: Vec<u32>,
     /// The sizes of the session's read outputs: the policy's sizes scale
     /// with them ([`crate::context::scale`]); derived from `state.calls`.
     pub read_sizes: ReadSizes,
@@ -148,7 +159,11 @@ impl CacheLayout {
         self.file_calls.clear();
         self.fresh.clear();
         self.read_sizes.clear();
+        self.copy_pointers.clear();
         for i in 0..self.state.calls.len() {
+            if self.state.calls[i].copy_dedupe().is_some() {
+                self.copy_pointers.push(i as u32);
+            }
             self.note_show(i as u32, self.state.calls[i].clone());
             self.note_file_calls(i as u32);
             self.note_read_size(i as u32);
@@ -194,7 +209,7 @@ impl CacheLayout {
             match c.tool.as_str() {
                 "edit" => args_in_view && c.args_live_at(epochs),
                 "write" => args_in_view && c.args_live_at(epochs),
-                _ => result_in_view && c.result_live_at(epochs) && c.dedupe().is_none(),
+                _ => result_in_view && c.result_live_at(epochs) && !c.is_dedupe(),
             }
         })
     }
@@ -238,10 +253,12 @@ impl CacheLayout {
         if !c.has_result || c.is_error {
             return;
         }
-        // An identical re-read shows nothing itself: its original stays the
-        // newest showing call. Nor does a slice show the object: a pin or
-        // deactivation of the file is about its whole text.
-        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe_of.is_none() && !c.ranged {
+        // An identical re-read of a call shows nothing itself: its original
+        // stays the newest showing call. One of a working copy shows the
+        // text through the copy: a pin of the file keeps it, and it keeps
+        // the copy. Nor does a slice show the object: a pin or deactivation
+        // of the file is about its whole text.
+        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe().is_none() && !c.ranged {
             if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
                 self.latest_show.insert(id.clone(), call);
             }
@@ -293,7 +310,7 @@ impl CacheLayout {
         is_error: bool,
         args: &Value,
         shows: Vec<Shown>,
-        dedupe_of: Option<u32>,
+        dedupe: Option<Dedupe>,
         points_to: Option<u32>,
     ) {
         self.aliases.bind_call(call, object_id);
@@ -309,7 +326,14 @@ impl CacheLayout {
         c.is_error = is_error;
         c.result_chars = result_chars;
         c.shows = shows;
-        c.dedupe_of = dedupe_of;
+        (c.dedupe_of, c.dedupe_copy) = match dedupe {
+            Some(Dedupe::Call(j)) => (Some(j), None),
+            Some(Dedupe::Copy(at)) => (None, Some(at)),
+            None => (None, None),
+        };
+        if c.dedupe_copy.is_some() {
+            self.copy_pointers.push(call);
+        }
         c.points_to = points_to;
         // File sizes as the calls show them (the prototype's rule).
         if let (Some(f), false) = (c.file, is_error) {
@@ -339,7 +363,12 @@ impl CacheLayout {
     /// (a failed read or an identical re-read says nothing new).
     fn note_read_size(&mut self, call: u32) {
         let c = &self.state.calls[call as usize];
-        if c.tool == "read" && c.has_result && !c.is_error && c.dedupe_of.is_none() {
+        if c.tool == "read"
+            && c.has_result
+            && !c.is_error
+            && c.dedupe_of.is_none()
+            && c.dedupe_copy.is_none()
+        {
             self.read_sizes.insert(c.result_chars);
         }
     }
@@ -362,9 +391,39 @@ impl CacheLayout {
         args: &Value,
         text: &str,
         doc: &dyn DocLookup,
-    ) -> Option<u32> {
+    ) -> Option<Dedupe> {
         let c = self.state.calls.get(call as usize)?;
         let f = c.file.filter(|_| c.tool == "read")?;
+        self.dedupe_by_call(call, f, args, text, doc)
+            .or_else(|| self.copy_showing(f, text).map(Dedupe::Copy))
+    }
+
+    /// The live working copy of file `f` whose text is `text`, if any.
+    pub fn copy_showing(&self, f: u32, text: &str) -> Option<CopyAt> {
+        self.live_copies()
+            .into_iter()
+            .filter(|c| c.file == f)
+            .find(|c| self.copy(c.at).is_some_and(|w| w.body() == text))
+            .map(|c| c.at)
+    }
+
+    /// The working copy at `at` (live or not).
+    pub(super) fn copy(&self, at: CopyAt) -> Option<&WorkingCopy> {
+        match at {
+            CopyAt::Area(k, j) => self.state.folds.get(k as usize)?.copies.get(j as usize),
+            CopyAt::Epoch(k, j) => self.state.epochs.get(k as usize)?.copies.get(j as usize),
+        }
+    }
+
+    /// [`CacheLayout::find_dedupe`] among the calls.
+    fn dedupe_by_call(
+        &self,
+        call: u32,
+        f: u32,
+        args: &Value,
+        text: &str,
+        doc: &dyn DocLookup,
+    ) -> Option<Dedupe> {
         for j in (0..call).rev() {
             let p = &self.state.calls[j as usize];
             // An activation that only pointed above ("[f1 is shown above]")
@@ -396,12 +455,15 @@ impl CacheLayout {
                         continue;
                     }
                     // An identical re-read itself points at its original: so does this one.
+                    if let Some(at) = p.copy_dedupe() {
+                        return same.then_some(Dedupe::Copy(at));
+                    }
                     (p.dedupe().unwrap_or(j), same)
                 }
                 _ => return None,
             };
             return (same && self.shows_now(j) && !self.state.calls[j as usize].is_error)
-                .then_some(j);
+                .then_some(Dedupe::Call(j));
         }
         None
     }
@@ -596,26 +658,56 @@ impl CacheLayout {
             skip: &|f| deactivated_files.contains(&f),
             recall: &|f| recall.get(&f).copied(),
         };
-        let plan = working::plan(&input, &mut |f| {
+        let mut plan = working::plan(&input, &mut |f| {
             texts
                 .entry(f)
                 .or_insert_with(|| self.current_text(f, doc))
                 .as_deref()
                 .map(|t| epochs::units(utf16_len(t)))
         });
-        self.kept_copies = plan.keep_copies.clone();
-        let mut work = plan.calls;
+        let mut work = std::mem::take(&mut plan.calls);
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
         // The fresh and working calls added above may point at a call the
         // recency rule let go: what they name stays too.
         epochs::with_originals(&self.state.calls, &mut kept, |i| deactivated.contains(&i));
+        // So does a kept or pinned re-read pointing at a copy: the copy
+        // stays (and no second copy of that text is made).
+        for &i in kept.iter().chain(pinned.iter()) {
+            let Some(at) = self.state.calls[i].copy_dedupe() else {
+                continue;
+            };
+            if deactivated.contains(&i) || plan.keep_copies.contains(&at) {
+                continue;
+            }
+            if let Some(c) = copies.iter().find(|c| c.at == at) {
+                plan.keep_copies.push(at);
+                let same = texts.get(&c.file).and_then(Option::as_deref)
+                    == self.copy(at).map(WorkingCopy::body);
+                if same {
+                    plan.new_copies.retain(|&f| f != c.file);
+                }
+            }
+        }
+        self.kept_copies = plan.keep_copies.clone();
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
         let n = self.state.calls.len();
         self.open.extend(self.open_looked.min(n) as u32..n as u32);
         self.open_looked = n;
         self.open.sort_unstable();
         self.open.dedup();
+        // Re-reads pointing at a copy this epoch collapses point at the new
+        // copy of the same text it makes, or show their own text (and
+        // collapse like any read): never a pointer to a ref. The current
+        // fold's working area stays whatever the plan says.
+        let area = self.state.folds.len().checked_sub(1).map(|k| k as u32);
+        let stays = |at: &CopyAt| {
+            plan.keep_copies.contains(at) || matches!(at, CopyAt::Area(k, _) if Some(*k) == area)
+        };
+        let remade = |f: u32, body: &str| {
+            plan.new_copies.contains(&f) && texts.get(&f).and_then(Option::as_deref) == Some(body)
+        };
+        let retarget = self.lose_copies(&stays, number, &remade);
         // Nothing to collapse (what is over `high` arrived with this call):
         // no epoch; the next call runs it, once the model has seen that.
         let collapsible = |c: &u32| {
@@ -723,6 +815,17 @@ impl CacheLayout {
         } else {
             None
         };
+        for (k, f) in retarget {
+            let j = new_copies.iter().position(|w| w.file == f);
+            match j {
+                Some(j) => {
+                    self.state.calls[k as usize].dedupe_copy =
+                        Some(CopyAt::Epoch(number - 1, j as u32));
+                    self.changed.calls.insert(k);
+                }
+                None => self.void_dedupe(k, number),
+            }
+        }
         self.state.epochs.push(EpochRecord {
             call: call_index,
             thinking_before,
@@ -834,7 +937,92 @@ impl CacheLayout {
             host,
             copies: area,
         });
+        self.settle_copy_dedupes(epoch);
         self.fold_plan = None;
+    }
+
+    /// Identical re-reads pointing at a copy that does not stay (it goes at
+    /// epoch `number`): those whose text a copy made at this epoch shows
+    /// (`remade(file, text)`) are returned with that file, to point there;
+    /// the others are voided from `number` on and show their own text.
+    fn lose_copies(
+        &mut self,
+        stays: &dyn Fn(&CopyAt) -> bool,
+        number: u32,
+        remade: &dyn Fn(u32, &str) -> bool,
+    ) -> Vec<(u32, u32)> {
+        let mut retarget = Vec::new();
+        let pointing: Vec<(u32, CopyAt)> = self
+            .copy_pointers
+            .iter()
+            .filter_map(|&k| Some((k, self.state.calls[k as usize].copy_dedupe()?)))
+            .filter(|(_, at)| !stays(at))
+            .collect();
+        for (k, at) in pointing {
+            match self.copy(at).map(|w| (w.file, remade(w.file, w.body()))) {
+                Some((f, true)) => retarget.push((k, f)),
+                _ => self.void_dedupe(k, number),
+            }
+        }
+        retarget
+    }
+
+    /// After a fold: identical re-reads pointing at a copy no longer in
+    /// view point at a live copy of the same text (the area's copy carried
+    /// over or made again), or are voided from `epoch` on.
+    fn settle_copy_dedupes(&mut self, epoch: u32) {
+        let live: Vec<CopyAt> = self.live_copies().iter().map(|c| c.at).collect();
+        for k in self.copy_pointers.clone() {
+            let Some(at) = self.state.calls[k as usize].copy_dedupe() else {
+                continue;
+            };
+            if live.contains(&at) {
+                continue;
+            }
+            let now = self
+                .copy(at)
+                .map(|w| (w.file, w.body().to_string()))
+                .and_then(|(f, body)| self.copy_showing(f, &body));
+            match now {
+                Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
+                None => self.void_dedupe(k, epoch),
+            }
+            self.changed.calls.insert(k);
+        }
+    }
+
+    /// Call `k`, an identical re-read, shows its own text from epoch
+    /// `epoch` on (its result is rendered again), and can collapse again.
+    fn void_dedupe(&mut self, k: u32, epoch: u32) {
+        self.state.calls[k as usize].dedupe_void = Some(epoch);
+        self.changed.calls.insert(k);
+        self.copy_pointers.retain(|&c| c != k);
+        // It shows its file now: the newest showing, if it is (a pin of
+        // the file keeps it).
+        let c = &self.state.calls[k as usize];
+        if let Some(id) = c
+            .file
+            .filter(|_| !c.ranged)
+            .and_then(|f| self.aliases.f.get(f as usize))
+        {
+            if self.latest_show.get(id).is_none_or(|&l| l < k) {
+                self.latest_show.insert(id.clone(), k);
+            }
+        }
+        if let Some(Some(r)) = self.items.result_item.get(k as usize) {
+            self.json.get_mut(*r as usize).map(Option::take);
+        }
+        // It can collapse again: back among the calls an epoch looks at.
+        if (k as usize) < self.open_looked {
+            self.open.push(k);
+            self.open.sort_unstable();
+            self.open.dedup();
+        }
+        if (k as usize) < self.looked {
+            self.unsettled.push(k);
+            self.unsettled.sort_unstable();
+            self.unsettled.dedup();
+        }
     }
 
     /// An identical re-read kept after a fold's `cut` whose original the
@@ -854,23 +1042,8 @@ impl CacheLayout {
             })
             .collect();
         for k in void {
-            self.state.calls[k as usize].dedupe_void = Some(epoch);
-            self.changed.calls.insert(k);
-            if let Some(r) = item(k) {
-                self.json.get_mut(r as usize).map(Option::take);
-            }
-            // It can collapse again: back among the calls an epoch looks at.
-            if (k as usize) < self.open_looked {
-                self.open.push(k);
-            }
-            if (k as usize) < self.looked {
-                self.unsettled.push(k);
-            }
+            self.void_dedupe(k, epoch);
         }
-        self.open.sort_unstable();
-        self.open.dedup();
-        self.unsettled.sort_unstable();
-        self.unsettled.dedup();
     }
 
     /// Targets before `cut` of the live "shown above" notes from `cut` on
@@ -990,7 +1163,7 @@ impl CacheLayout {
             host_folds: self.state.folds.iter().filter(|f| f.host).count(),
             collapsed_results: calls.iter().filter(|c| c.collapsed.is_some()).count(),
             collapsed_args: calls.iter().filter(|c| c.args_collapsed.is_some()).count(),
-            dedupes: calls.iter().filter(|c| c.dedupe().is_some()).count(),
+            dedupes: calls.iter().filter(|c| c.is_dedupe()).count(),
             // Distinct copies made: a fold carries some over unchanged.
             copies: {
                 let chat = self.state.epochs.iter().flat_map(|e| &e.copies);
