@@ -447,10 +447,10 @@ impl Session {
                 .map(Alias::text)
                 .unwrap_or_else(|| id.clone());
             let in_view = self.live_in_view(&id);
-            let in_copy = in_view
-                .is_none()
-                .then(|| to_copy.then(|| self.copy_in_view(&id)).flatten())
-                .flatten();
+            // Not for a pinned file: its pin keeps the newest call showing
+            // it, and a note is not one.
+            let to_copy = to_copy && in_view.is_none() && !self.sets.pinned.contains(&id);
+            let in_copy = to_copy.then(|| self.copy_in_view(&id)).flatten();
             if in_view.is_some() || in_copy.is_some() {
                 points_to = in_view;
                 copy = in_copy;

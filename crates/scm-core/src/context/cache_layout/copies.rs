@@ -13,7 +13,7 @@ use super::state::CacheLayout;
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::epochs::{self, utf16_len, CachePolicy};
 use crate::context::words;
-use crate::context::working;
+use crate::context::working::{self, CopyAt};
 
 impl CacheLayout {
     /// Where an epoch's new working copies go: before the first item the
@@ -80,6 +80,14 @@ impl CacheLayout {
                 serde_json::to_string(text).ok()
             })
             .collect()
+    }
+
+    /// The working copy at `at` (live or not).
+    pub(super) fn copy(&self, at: CopyAt) -> Option<&WorkingCopy> {
+        match at {
+            CopyAt::Area(k, j) => self.state.folds.get(k as usize)?.copies.get(j as usize),
+            CopyAt::Epoch(k, j) => self.state.epochs.get(k as usize)?.copies.get(j as usize),
+        }
     }
 
     /// Collapses the working copy at `at` from epoch `number` on. A copy in

@@ -15,16 +15,18 @@
 //! epoch count (static references, reconstruction).
 
 mod copies;
+mod dedupe;
 mod fold;
 mod items;
 mod records;
 mod render;
 mod state;
 
+pub use dedupe::Dedupe;
 pub use items::{Item, ItemKind, Items, PASSTHROUGH_ROLES};
 pub use records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
 pub use render::{
     activation_text, arg_chars, collapse_args, line_count, ref_text, rendered_chars, shown_body,
     text_message, DocLookup, Env, Frozen, TextJson, HEADER,
 };
-pub use state::{shows_files, CacheLayout, CacheStats, Changed, Dedupe, FoldPlan, HostFold};
+pub use state::{shows_files, CacheLayout, CacheStats, Changed, FoldPlan, HostFold};

@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::dedupe::Dedupe;
 use super::fold::{self, FOLD_LINE};
 use super::items::{ItemKind, Items};
 use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
@@ -18,14 +19,6 @@ use crate::context::epochs::{self, utf16_len, CachePolicy, Shown, ToolCallState}
 use crate::context::scale::ReadSizes;
 use crate::context::working::{self, CopyAt, FileCalls};
 use crate::model::FilesystemSource;
-
-/// What an identical re-read points at: an earlier call showing the same
-/// text, or a working copy in view showing it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dedupe {
-    Call(u32),
-    Copy(CopyAt),
-}
 
 /// A host compaction seen at ingest, applied at the next assembly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,15 +103,15 @@ pub struct CacheLayout {
     pub(super) json: Vec<Option<Rendered>>,
     /// Calls an epoch could still collapse ([`ToolCallState::open`]), of the
     /// first `open_looked`; bind_result re-adds a call it changed.
-    open: Vec<u32>,
-    open_looked: usize,
+    pub(super) open: Vec<u32>,
+    pub(super) open_looked: usize,
     /// The state's text messages, serialised.
     texts: TextJson,
     /// Length of the last rendered context (sizes the next one).
     out_len: usize,
     /// Calls whose live units may not be 0 (of the first `looked`).
-    unsettled: Vec<u32>,
-    looked: usize,
+    pub(super) unsettled: Vec<u32>,
+    pub(super) looked: usize,
     /// Size of the last rendered context as the fold trigger counts it.
     pub rendered_chars: u64,
     /// Exact versions shown by activations.
@@ -132,13 +125,13 @@ pub struct CacheLayout {
     pub(super) file_calls: FileCalls,
     /// Calls whose result arrived since the last render: the model has not
     /// seen them, so no epoch collapses them.
-    fresh: Vec<u32>,
+    pub(super) fresh: Vec<u32>,
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
     /// Calls pointing at a working copy, not voided (see
     /// [`ToolCallState::copy_dedupe`]); derived from `state.calls`.
-    copy_pointers: Vec<u32>,
+    pub(super) copy_pointers: Vec<u32>,
     /// The sizes of the session's read outputs: the policy's sizes scale
     /// with them ([`crate::context::scale`]); derived from `state.calls`.
     pub read_sizes: ReadSizes,
@@ -376,96 +369,6 @@ impl CacheLayout {
     /// `p` at the scale the session's reads give it (see [`crate::context::scale`]).
     pub fn scaled(&self, p: &CachePolicy) -> CachePolicy {
         p.at_scale(self.read_sizes.permille(p.scale_above))
-    }
-
-    /// The earlier call a new read is identical to: the newest call on the
-    /// same file (past "shown above" notes and failed calls) that shows the
-    /// same text whole — a read with the same arguments or the same text,
-    /// the model's own write, or an activation of that file — still live
-    /// and in view (a fold may have folded it away without collapsing it:
-    /// pointing there points at nothing). Any other tool on the file in between (an edit) ends the
-    /// search: what follows is a new version.
-    pub fn find_dedupe(
-        &self,
-        call: u32,
-        args: &Value,
-        text: &str,
-        doc: &dyn DocLookup,
-    ) -> Option<Dedupe> {
-        let c = self.state.calls.get(call as usize)?;
-        let f = c.file.filter(|_| c.tool == "read")?;
-        self.dedupe_by_call(call, f, args, text, doc)
-            .or_else(|| self.copy_showing(f, text).map(Dedupe::Copy))
-    }
-
-    /// The live working copy of file `f` whose text is `text`, if any.
-    pub fn copy_showing(&self, f: u32, text: &str) -> Option<CopyAt> {
-        self.live_copies()
-            .into_iter()
-            .filter(|c| c.file == f)
-            .find(|c| self.copy(c.at).is_some_and(|w| w.body() == text))
-            .map(|c| c.at)
-    }
-
-    /// The working copy at `at` (live or not).
-    pub(super) fn copy(&self, at: CopyAt) -> Option<&WorkingCopy> {
-        match at {
-            CopyAt::Area(k, j) => self.state.folds.get(k as usize)?.copies.get(j as usize),
-            CopyAt::Epoch(k, j) => self.state.epochs.get(k as usize)?.copies.get(j as usize),
-        }
-    }
-
-    /// [`CacheLayout::find_dedupe`] among the calls.
-    fn dedupe_by_call(
-        &self,
-        call: u32,
-        f: u32,
-        args: &Value,
-        text: &str,
-        doc: &dyn DocLookup,
-    ) -> Option<Dedupe> {
-        for j in (0..call).rev() {
-            let p = &self.state.calls[j as usize];
-            // An activation that only pointed above ("[f1 is shown above]")
-            // showed nothing new: look past it.
-            // Nor did a failed call (an edit whose text was not found)
-            // change the file.
-            if p.points_to.is_some() || p.is_error {
-                continue;
-            }
-            let activation = shows_files(&self.aliases, p).contains(&f);
-            if p.file != Some(f) && !activation {
-                continue;
-            }
-            let (j, same) = match p.tool.as_str() {
-                _ if activation => (j, self.shown_text(j, f, doc) == Some(text)),
-                "write" => (j, self.shown_text(j, f, doc) == Some(text)),
-                "read" => {
-                    let Some(d) = self.aliases.t[j as usize]
-                        .as_deref()
-                        .and_then(|id| doc.get_doc(id))
-                    else {
-                        continue;
-                    };
-                    let same = d.get("content").and_then(Value::as_str) == Some(text);
-                    // Another slice of the file: look further back. The same
-                    // text under other arguments (a range covering the whole
-                    // file) is the same text in view twice: a pointer too.
-                    if d.get("args") != Some(args) && !same {
-                        continue;
-                    }
-                    // An identical re-read itself points at its original: so does this one.
-                    if let Some(at) = p.copy_dedupe() {
-                        return same.then_some(Dedupe::Copy(at));
-                    }
-                    (p.dedupe().unwrap_or(j), same)
-                }
-                _ => return None,
-            };
-            return (same && self.shows_now(j) && !self.state.calls[j as usize].is_error)
-                .then_some(Dedupe::Call(j));
-        }
-        None
     }
 
     /// The current fold's `PINNED` block: the calls it shows (ascending).
@@ -939,111 +842,6 @@ impl CacheLayout {
         });
         self.settle_copy_dedupes(epoch);
         self.fold_plan = None;
-    }
-
-    /// Identical re-reads pointing at a copy that does not stay (it goes at
-    /// epoch `number`): those whose text a copy made at this epoch shows
-    /// (`remade(file, text)`) are returned with that file, to point there;
-    /// the others are voided from `number` on and show their own text.
-    fn lose_copies(
-        &mut self,
-        stays: &dyn Fn(&CopyAt) -> bool,
-        number: u32,
-        remade: &dyn Fn(u32, &str) -> bool,
-    ) -> Vec<(u32, u32)> {
-        let mut retarget = Vec::new();
-        let pointing: Vec<(u32, CopyAt)> = self
-            .copy_pointers
-            .iter()
-            .filter_map(|&k| Some((k, self.state.calls[k as usize].copy_dedupe()?)))
-            .filter(|(_, at)| !stays(at))
-            .collect();
-        for (k, at) in pointing {
-            match self.copy(at).map(|w| (w.file, remade(w.file, w.body()))) {
-                Some((f, true)) => retarget.push((k, f)),
-                _ => self.void_dedupe(k, number),
-            }
-        }
-        retarget
-    }
-
-    /// After a fold: identical re-reads pointing at a copy no longer in
-    /// view point at a live copy of the same text (the area's copy carried
-    /// over or made again), or are voided from `epoch` on.
-    fn settle_copy_dedupes(&mut self, epoch: u32) {
-        let live: Vec<CopyAt> = self.live_copies().iter().map(|c| c.at).collect();
-        for k in self.copy_pointers.clone() {
-            let Some(at) = self.state.calls[k as usize].copy_dedupe() else {
-                continue;
-            };
-            if live.contains(&at) {
-                continue;
-            }
-            let now = self
-                .copy(at)
-                .map(|w| (w.file, w.body().to_string()))
-                .and_then(|(f, body)| self.copy_showing(f, &body));
-            match now {
-                Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
-                None => self.void_dedupe(k, epoch),
-            }
-            self.changed.calls.insert(k);
-        }
-    }
-
-    /// Call `k`, an identical re-read, shows its own text from epoch
-    /// `epoch` on (its result is rendered again), and can collapse again.
-    fn void_dedupe(&mut self, k: u32, epoch: u32) {
-        self.state.calls[k as usize].dedupe_void = Some(epoch);
-        self.changed.calls.insert(k);
-        self.copy_pointers.retain(|&c| c != k);
-        // It shows its file now: the newest showing, if it is (a pin of
-        // the file keeps it).
-        let c = &self.state.calls[k as usize];
-        if let Some(id) = c
-            .file
-            .filter(|_| !c.ranged)
-            .and_then(|f| self.aliases.f.get(f as usize))
-        {
-            if self.latest_show.get(id).is_none_or(|&l| l < k) {
-                self.latest_show.insert(id.clone(), k);
-            }
-        }
-        if let Some(Some(r)) = self.items.result_item.get(k as usize) {
-            self.json.get_mut(*r as usize).map(Option::take);
-        }
-        // It can collapse again: back among the calls an epoch looks at.
-        if (k as usize) < self.open_looked {
-            self.open.push(k);
-            self.open.sort_unstable();
-            self.open.dedup();
-        }
-        if (k as usize) < self.looked {
-            self.unsettled.push(k);
-            self.unsettled.sort_unstable();
-            self.unsettled.dedup();
-        }
-    }
-
-    /// An identical re-read kept after a fold's `cut` whose original the
-    /// fold folds away shows its own text from `epoch` on: "[t83: identical
-    /// to t77 above]" would point at nothing (found by the random sessions
-    /// of `__test__/layout-invariants.test.mjs`). After a fold everything
-    /// past its summary is sent again anyway, so this costs no cache.
-    fn void_folded_dedupes(&mut self, cut: u32, epoch: u32, block: &[u32]) {
-        let item = |k: u32| self.items.result_item.get(k as usize).copied().flatten();
-        let void: Vec<u32> = (0..self.state.calls.len() as u32)
-            .filter(|&k| {
-                self.state.calls[k as usize].dedupe().is_some_and(|d| {
-                    self.showing_item(d).is_none_or(|r| r < cut)
-                        && !block.contains(&d)
-                        && item(k).is_some_and(|r| r >= cut)
-                })
-            })
-            .collect();
-        for k in void {
-            self.void_dedupe(k, epoch);
-        }
     }
 
     /// Targets before `cut` of the live "shown above" notes from `cut` on
