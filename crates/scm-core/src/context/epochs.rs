@@ -7,7 +7,6 @@
 //! JavaScript's `length` counts); the engine has no tokenizer. On the
 //! measured sessions one unit ≈ 0.87 o200k tokens.
 
-use super::working::CopyAt;
 use serde::{Deserialize, Serialize};
 
 /// Thresholds and switches of [`crate::context::Layout::Cache`].
@@ -121,6 +120,25 @@ pub struct Shown {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// Where a working copy is (see [`super::working`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CopyAt {
+    /// In the chat, after an epoch: (epoch record index, copy index).
+    Epoch(u32, u32),
+    /// In the current fold's working area: (fold index, copy index). It
+    /// stays until the next fold.
+    Area(u32, u32),
+}
+
+/// What an identical re-read points at: an earlier call showing the same
+/// text, or a working copy in view showing it (see
+/// `cache_layout/dedupe.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dedupe {
+    Call(u32),
+    Copy(CopyAt),
 }
 
 /// One tool-call block (alias `t<index+1>`): what the policy needs to know.

@@ -35,9 +35,9 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::epochs::CopyAt;
 use super::epochs::{units, CachePolicy, ToolCallState};
 use super::tool_args::apply_edit;
 
@@ -95,16 +95,6 @@ pub struct LiveCopy {
     pub after: u32,
     pub units: u64,
     pub at: CopyAt,
-}
-
-/// Where a working copy is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CopyAt {
-    /// In the chat, after an epoch: (epoch record index, copy index).
-    Epoch(u32, u32),
-    /// In the current fold's working area: (fold index, copy index). It
-    /// stays until the next fold.
-    Area(u32, u32),
 }
 
 /// What an epoch keeps for the working files.

@@ -13,13 +13,12 @@ use serde_json::Value;
 use super::{Known, OpResult, Session};
 use crate::context::aliases::{file_alias, Alias, AliasMiss};
 use crate::context::cache_layout::{
-    activation_text, CacheStats, Dedupe, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
+    activation_text, CacheStats, DocLookup, Env, FoldPlan, HostFold, PASSTHROUGH_ROLES,
 };
-use crate::context::epochs::{utf16_len, CachePolicy, Shown};
+use crate::context::epochs::{utf16_len, CachePolicy, CopyAt, Dedupe, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::path_arg;
-use crate::context::working::CopyAt;
 use crate::context::Layout;
 use crate::error::Error;
 use crate::model::ObjectType;

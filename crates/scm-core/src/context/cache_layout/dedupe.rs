@@ -9,15 +9,7 @@ use serde_json::Value;
 
 use super::render::DocLookup;
 use super::state::{shows_files, CacheLayout};
-use crate::context::working::CopyAt;
-
-/// What an identical re-read points at: an earlier call showing the same
-/// text, or a working copy in view showing it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dedupe {
-    Call(u32),
-    Copy(CopyAt),
-}
+use crate::context::epochs::{CopyAt, Dedupe};
 
 impl CacheLayout {
     /// What a new read is identical to: the newest call on the same file

@@ -22,7 +22,6 @@ mod records;
 mod render;
 mod state;
 
-pub use dedupe::Dedupe;
 pub use items::{Item, ItemKind, Items, PASSTHROUGH_ROLES};
 pub use records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
 pub use render::{

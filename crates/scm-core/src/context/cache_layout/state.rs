@@ -8,14 +8,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::dedupe::Dedupe;
 use super::fold::{self, FOLD_LINE};
 use super::items::{ItemKind, Items};
 use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
 use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
 use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
-use crate::context::epochs::{self, utf16_len, CachePolicy, Shown, ToolCallState};
+use crate::context::epochs::{self, utf16_len, CachePolicy, Dedupe, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
 use crate::context::working::{self, CopyAt, FileCalls};
 use crate::model::FilesystemSource;
