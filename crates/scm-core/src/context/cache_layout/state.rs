@@ -598,18 +598,6 @@ impl CacheLayout {
         self.open_looked = n;
         self.open.sort_unstable();
         self.open.dedup();
-        // Re-reads pointing at a copy this epoch collapses point at the new
-        // copy of the same text it makes, or show their own text (and
-        // collapse like any read): never a pointer to a ref. The current
-        // fold's working area stays whatever the plan says.
-        let area = self.state.folds.len().checked_sub(1).map(|k| k as u32);
-        let stays = |at: &CopyAt| {
-            plan.keep_copies.contains(at) || matches!(at, CopyAt::Area(k, _) if Some(*k) == area)
-        };
-        let remade = |f: u32, body: &str| {
-            plan.new_copies.contains(&f) && texts.get(&f).and_then(Option::as_deref) == Some(body)
-        };
-        let retarget = self.lose_copies(&stays, number, &remade);
         // Nothing to collapse (what is over `high` arrived with this call):
         // no epoch; the next call runs it, once the model has seen that.
         let collapsible = |c: &u32| {
@@ -631,6 +619,19 @@ impl CacheLayout {
             }
             return Vec::new();
         }
+        // (Only when the epoch runs: it stamps the voids.) Re-reads
+        // pointing at a copy this epoch collapses point at the new
+        // copy of the same text it makes, or show their own text (and
+        // collapse like any read): never a pointer to a ref. The current
+        // fold's working area stays whatever the plan says.
+        let area = self.state.folds.len().checked_sub(1).map(|k| k as u32);
+        let stays = |at: &CopyAt| {
+            plan.keep_copies.contains(at) || matches!(at, CopyAt::Area(k, _) if Some(*k) == area)
+        };
+        let remade = |f: u32, body: &str| {
+            plan.new_copies.contains(&f) && texts.get(&f).and_then(Option::as_deref) == Some(body)
+        };
+        let retarget = self.lose_copies(&stays, number, &remade);
         #[cfg(debug_assertions)]
         let mut every = self.state.calls.clone();
         let changed = epochs::collapse_all_but(
