@@ -87,8 +87,8 @@ async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Ve
     out
 }
 
-/// The plan read once, then other work until its read has collapsed.
-async fn read_plan_then_work(
+/// The plan written and read once (call `r0`): its text.
+async fn read_plan(
     ws: &Workspace,
     s: &mut Session,
     t: &mut Transcript,
@@ -100,26 +100,51 @@ async fn read_plan_then_work(
     t.user("follow the plan")
         .call("r0", "read", json!({"path": "plan.md"}), &v1);
     step(s, t, outs).await;
+    v1
+}
+
+/// The plan read once, then other work until its read has collapsed.
+async fn read_plan_then_work(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+) -> String {
+    let v1 = read_plan(ws, s, t, outs).await;
     // Other work: the read collapses (its view is over budget, and nothing
     // says yet that the agent will quote it).
     other_work(s, t, outs, 0..4).await;
     v1
 }
 
-/// The agent ticks off step 040 of `v1` on disk and in an edit (call `e1`)
-/// whose old text the collapsed read no longer shows: from memory.
-async fn tick_step_040(ws: &Workspace, s: &mut Session, t: &mut Transcript, v1: &str) -> String {
-    let v2 = v1.replace("- [ ] step 040", "- [x] step 040");
+/// The agent ticks off step `n` of plan text `v` on disk and in an edit
+/// (call `id`), as pi does: the new text.
+async fn tick_step(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    v: &str,
+    n: usize,
+    id: &str,
+) -> String {
+    let old = format!("- [ ] step {n:03}: do the thing number {n:03} carefully");
+    let new = old.replace("- [ ]", "- [x]");
+    let v2 = v.replace(&old, &new);
     ws.write("plan.md", &v2);
     s.observe_edit("plan.md").await.unwrap(); // as pi does after an edit
     t.call(
-        "e1",
+        id,
         "edit",
-        json!({"path": "plan.md", "oldText": "- [ ] step 040: do the thing number 040 carefully",
-               "newText": "- [x] step 040: do the thing number 040 carefully"}),
+        json!({"path": "plan.md", "oldText": old, "newText": new}),
         "Successfully replaced text in plan.md.",
     );
     v2
+}
+
+/// The agent ticks off step 040 of `v1` (call `e1`) whose old text the
+/// collapsed read no longer shows: from memory.
+async fn tick_step_040(ws: &Workspace, s: &mut Session, t: &mut Transcript, v1: &str) -> String {
+    tick_step(ws, s, t, v1, 40, "e1").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -364,31 +389,14 @@ async fn copies_survive_folds_in_the_working_area() {
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = plan(60);
-        ws.write("plan.md", &v1);
-        s.read("plan.md").await.unwrap();
-        t.user("follow the plan")
-            .call("r0", "read", json!({"path": "plan.md"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        let mut v = v1.clone();
+        let mut v = read_plan(&ws, &mut s, &mut t, &mut outs).await;
         let mut copied_at = None;
         for i in 0..24 {
             t.user(&format!("go on with part {i}"));
             make(&mut t, i);
             if i % 6 == 5 {
                 // Tick off a step it has not seen for a while.
-                let n = 30 + i;
-                let old = format!("- [ ] step {n:03}: do the thing number {n:03} carefully");
-                let new = old.replace("- [ ]", "- [x]");
-                v = v.replace(&old, &new);
-                ws.write("plan.md", &v);
-                s.observe_edit("plan.md").await.unwrap();
-                t.call(
-                    &format!("e{i}"),
-                    "edit",
-                    json!({"path": "plan.md", "oldText": old, "newText": new}),
-                    "Successfully replaced text in plan.md.",
-                );
+                v = tick_step(&ws, &mut s, &mut t, &v, 30 + i, &format!("e{i}")).await;
             }
             let out = step(&mut s, &t, &mut outs).await;
             if copied_at.is_none() && !copies_of(&out, "plan.md").is_empty() {
@@ -572,30 +580,14 @@ async fn a_re_read_pointing_at_a_copy_stays_true_through_folds() {
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = plan(60);
-        ws.write("plan.md", &v1);
-        s.read("plan.md").await.unwrap();
-        t.user("follow the plan")
-            .call("r0", "read", json!({"path": "plan.md"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        let mut v = v1.clone();
+        let mut v = read_plan(&ws, &mut s, &mut t, &mut outs).await;
         let mut pointed = 0;
         for i in 0..30 {
             t.user(&format!("go on with part {i}"));
             make(&mut t, i);
             if i % 6 == 5 {
-                let n = 30 + i;
-                let old = format!("- [ ] step {n:03}: do the thing number {n:03} carefully");
-                let new = old.replace("- [ ]", "- [x]");
-                v = v.replace(&old, &new);
-                ws.write("plan.md", &v);
-                s.observe_edit("plan.md").await.unwrap();
-                t.call(
-                    &format!("e{i}"),
-                    "edit",
-                    json!({"path": "plan.md", "oldText": old, "newText": new}),
-                    "Successfully replaced text in plan.md.",
-                );
+                // Tick off a step it has not seen for a while.
+                v = tick_step(&ws, &mut s, &mut t, &v, 30 + i, &format!("e{i}")).await;
             }
             // Once a copy is shown, the agent reads the plan again now and then.
             if i % 4 == 3 && !copies_of(outs.last().unwrap(), "plan.md").is_empty() {
