@@ -2159,3 +2159,73 @@ async fn the_sizes_grow_with_the_median_read_and_a_resume_keeps_them() {
         }
     }
 }
+
+/// A read, or an activation, after a fold of a text that a working file's
+/// read in the fold's block shows points there: the text once (found by
+/// `INV_TWICE` on random sessions, seeds 10 and 14: the block's read had
+/// been an identical re-read whose original the fold folded away).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_after_a_fold_points_at_the_block_s_read_of_the_same_text() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts(
+            "block-reread",
+            CachePolicy {
+                fold: 300,
+                working_calls: 12,
+                working_units: 2_000,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o).await;
+        let mut outs = Vec::new();
+        let v1 = body("ONCE", 8);
+        ws.write("a.ts", &v1);
+        let mut t = Transcript::default();
+        t.user("PROMPT0 read a.ts");
+        for k in 0..2 {
+            s.read("a.ts").await.unwrap();
+            t.call(&format!("r{k}"), "read", json!({"path": "a.ts"}), &v1);
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+        }
+        t.assistant("read it", &[]);
+        let mut turn = 1;
+        loop {
+            assert!(turn < 12, "no fold kept the read: {:?}", s.cache_stats());
+            t.user(&format!("PROMPT{turn} go on"));
+            t.call(
+                &format!("c{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("O{turn}W"), 12),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            turn += 1;
+            let block = texts(outs.last().unwrap())
+                .into_iter()
+                .find(|x| x.starts_with("PINNED"));
+            if block.is_some_and(|b| b.contains("ONCE line 007")) {
+                break;
+            }
+        }
+        s.read("a.ts").await.unwrap();
+        t.call("r9", "read", json!({"path": "a.ts"}), &v1);
+        let op = s.activate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("a9", "activate", json!({"id": "a.ts"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        let n = turn + 2;
+        assert_eq!(occurrences(out, "ONCE line 007"), 1, "{:#?}", texts(out));
+        assert_eq!(
+            result_of(out, &format!("t{n}")),
+            format!("[t{n}: identical to t2 above]")
+        );
+        assert_eq!(
+            result_of(out, &format!("t{}", n + 1)),
+            "[f1 is shown above]"
+        );
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}

@@ -179,11 +179,14 @@ impl CacheLayout {
         }
     }
 
-    /// An identical re-read kept after a fold's `cut` whose original the
-    /// fold folds away shows its own text from `epoch` on: "[t83: identical
-    /// to t77 above]" would point at nothing (found by the random sessions
-    /// of `__test__/layout-invariants.test.mjs`). After a fold everything
-    /// past its summary is sent again anyway, so this costs no cache.
+    /// An identical re-read kept after a fold's `cut`, or shown in its
+    /// `PINNED` block, whose original the fold folds away shows its own
+    /// text from `epoch` on: "[t83: identical to t77 above]" would point at
+    /// nothing (found by the random sessions of
+    /// `__test__/layout-invariants.test.mjs`). After a fold everything past
+    /// its summary is sent again anyway, so this costs no cache. Voided,
+    /// a block's re-read is what later reads and activations of that text
+    /// point at (random seeds 10 and 14: they showed it a second time).
     pub(super) fn void_folded_dedupes(&mut self, cut: u32, epoch: u32, block: &[u32]) {
         let item = |k: u32| self.items.result_item.get(k as usize).copied().flatten();
         let void: Vec<u32> = (0..self.state.calls.len() as u32)
@@ -191,7 +194,7 @@ impl CacheLayout {
                 self.state.calls[k as usize].dedupe().is_some_and(|d| {
                     self.showing_item(d).is_none_or(|r| r < cut)
                         && !block.contains(&d)
-                        && item(k).is_some_and(|r| r >= cut)
+                        && (item(k).is_some_and(|r| r >= cut) || block.contains(&k))
                 })
             })
             .collect();
