@@ -541,11 +541,11 @@ export interface CachePolicy {
   honourHostCompaction?: boolean;
   /** Force an epoch when pending deactivations free more than this; 0 = never. Default 5000. */
   deactivateEpoch?: number;
-  /** Working files: a file read, edited, written or activated by one of the newest this many tool calls keeps its view through collapses (default 12; 0 = off). */
+  /** Working files: a file read, edited, written or activated by one of the newest this many tool calls keeps its view through collapses; a file being edited whose view is too large keeps the bodies of its edits among them (default 12; 0 = off). */
   workingCalls?: number;
-  /** Units (chars/4) the working files' views may keep at a collapse, on top of `low` (default 6,000). */
   /** An edited or written file stays working while one of the newest this many tool calls edited or wrote it (default 32; a file edited from memory twice as long). */
   workingEditedCalls?: number;
+  /** Units (chars/4) the working files' views may keep at a collapse, on top of `low`; at most a third of it goes to recent edits' bodies (default 6,000). */
   workingUnits?: number;
   /** Units the working copies may take: the current version of a file the agent is editing, shown once when its view no longer fits (default 16,000; 0 = off). */
   workingCopyUnits?: number;

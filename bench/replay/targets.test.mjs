@@ -13,13 +13,16 @@ import { scaleReads } from "./scale-reads.mjs";
 
 // Cheap reads per session: today's figure, which must not get worse.
 const CHEAP_READS = { "pi-session-refactor.jsonl": 0.54, "pi-session-themes.jsonl": 0.425 };
-// Edit-anchor visibility: the issue's 97% on the recorded session. On the
+// Edit-anchor visibility: the issue's 97% on the recorded session, held at
+// today's 98% (118 of 120 since session 14's recent edits: a file edited in
+// place keeps its newest edits' bodies, which the agent quotes when it revises
+// or undoes one; docs/design.md §5). On the
 // second session 97% was a local optimum of when epochs fall (110-125 of 128
 // at `high` 9,000-11,000); since session 13 read and activation pointers to
 // working copies shorten its context from call 178 on, the default lands on
 // 122 of 128, the neighbouring settings unchanged (docs/benchmarks.md,
 // "Session 13"). Its bound is today's figure, which must not get worse.
-const VISIBILITY = { "pi-session-refactor.jsonl": 0.97, "pi-session-themes.jsonl": 0.95 };
+const VISIBILITY = { "pi-session-refactor.jsonl": 0.98, "pi-session-themes.jsonl": 0.95 };
 const SESSIONS = REAL_SESSIONS.map((s) => ({ ...s, cheapReads: CHEAP_READS[s.name], visibility: VISIBILITY[s.name] }));
 
 for (const { file, name, skip, cheapReads, visibility } of SESSIONS) {
@@ -88,7 +91,9 @@ for (const { file, name, skip } of SESSIONS) {
 
 // Nothing twice: no read or activation shows again the text a working copy
 // in view shows (the second session read dark.json and light.json at calls 178
-// and 184 while their copies were in view: 1.1k tokens sent twice).
+// and 184 while their copies were in view: 1.1k tokens sent twice) of the
+// same file (at call 359 it reads nord.json, a `cp` of dark.json: the same
+// text under another file's name, rightly shown).
 for (const { file, name, skip } of SESSIONS) {
   test(`${name}: no output repeats the text of a working copy in view`, { skip }, async () => {
     const base = await loadStrategyFactory("self-context-manager");
@@ -99,10 +104,19 @@ for (const { file, name, skip } of SESSIONS) {
       const transform = s.transform.bind(s);
       s.transform = async (messages, index, info) => {
         const out = await transform(messages, index, info);
-        const copies = out.map(textOf).filter((t) => /^FILE f\d+ /.test(t)).map((t) => t.slice(t.indexOf("\n") + 1));
+        // Each copy with its file (`FILE f14 path as of …`); each call with what it names (a path or an id).
+        const copies = out.map(textOf).flatMap((t) => {
+          const h = /^FILE (f\d+) (\S+) /.exec(t);
+          return h ? [{ alias: h[1], path: h[2], body: t.slice(t.indexOf("\n") + 1) }] : [];
+        });
+        const names = new Map(out.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content.filter((b) => b.type === "toolCall").map((b) => [b.id, b.arguments?.path ?? b.arguments?.id ?? ""]) : [])));
+        // The same file: another file with the same text (a copy made with `cp`) is not shown twice.
+        const sameFile = (c, name) => name === c.alias || (name !== "" && (c.path.endsWith(name) || name.endsWith(c.path)));
         for (const m of out) {
           const t = textOf(m);
-          if (m.role === "toolResult" && t.length >= 200 && copies.some((c) => c === t || c === t.slice(t.indexOf("\n") + 1)) && !twice.has(m.toolCallId)) twice.set(m.toolCallId, index);
+          if (m.role !== "toolResult" || t.length < 200 || twice.has(m.toolCallId)) continue;
+          const name = String(names.get(m.toolCallId) ?? "").replace(/^\.\//, "");
+          if (copies.some((c) => (c.body === t || c.body === t.slice(t.indexOf("\n") + 1)) && sameFile(c, name))) twice.set(m.toolCallId, index);
         }
         return out;
       };

@@ -1606,8 +1606,9 @@ async fn the_first_150_calls_of_the_real_workload_keep_the_invariants() {
         // 9 since issue 10 (an epoch that would collapse only unseen output
         // does not run); 8 with the plan the agent wrote kept in view (its
         // write's body no longer counts towards `high`) and the folds at
-        // 4,000 units.
-        assert!(st.epochs >= 8 && st.folds >= 1, "{st:?}");
+        // 4,000 units; 7 (and 4 folds) since the recent edits of a file
+        // edited in place are kept too (they do not count either).
+        assert!(st.epochs >= 7 && st.folds >= 1, "{st:?}");
         assert!(append_only >= 120, "append-only calls: {append_only}");
         assert!(refs >= 200, "refs checked: {refs}");
         // The last call is rebuilt exactly from the store.

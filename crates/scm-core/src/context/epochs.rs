@@ -47,7 +47,9 @@ pub struct CachePolicy {
     pub deactivate_epoch: u32,
     /// A file is *working* while one of the newest this many tool calls
     /// touched it (read, edit, write, activation); an epoch keeps its view
-    /// (see [`super::working`]). 0 = no working files.
+    /// (see [`super::working`]), or for a file being edited whose view does
+    /// not fit, the bodies of its edits among these calls. 0 = no working
+    /// files.
     pub working_calls: u32,
     /// A file the agent edited or wrote stays working while one of the
     /// newest this many tool calls did so (an edited file is quoted from

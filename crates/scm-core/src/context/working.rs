@@ -11,7 +11,9 @@
 //! activation (each of those shows the whole file). An epoch keeps the
 //! views of the working files, newest-touched first, while they fit in
 //! [`CachePolicy::working_units`]; a file whose view does not fit is not
-//! kept at all (half a view cannot be quoted from).
+//! kept at all (half a view cannot be quoted from); instead, a file being
+//! edited keeps the bodies of its recent edits (the text the agent wrote
+//! there, which it quotes when it revises or undoes an edit).
 //!
 //! Why views kept in place first rather than a copy of the current version
 //! at every epoch: the calls stay where they were, so the kept ones before
@@ -290,6 +292,7 @@ pub fn plan(
     });
     let mut budget = 0u64;
     let mut copy_budget = 0u64;
+    let mut recent_used = 0u64;
     for f in first {
         if skip(f) {
             continue;
@@ -350,7 +353,36 @@ pub fn plan(
                 if copy_budget + u <= u64::from(p.working_copy_units) {
                     copy_budget += u;
                     out.new_copies.push(f);
+                    continue;
                 }
+            }
+        }
+        // Neither its view nor a copy: the bodies of its edits among the
+        // newest `working_calls` still show the file's text where the agent
+        // is working, and it quotes them when it revises or undoes an edit
+        // ("undo that" right after a fold: 2 of the 9 edits the two real
+        // sessions hid). Newest first, while they fit in a third of the
+        // views' budget.
+        if editing.contains(&f) {
+            let recent = fc
+                .of(f)
+                .iter()
+                .rev()
+                .take_while(|&&k| n - k as usize <= p.working_calls as usize)
+                .filter(|&&k| {
+                    let c = &calls[k as usize];
+                    c.tool == "edit" && !c.is_error && c.args_collapsed.is_none()
+                });
+            for &k in recent {
+                let size = view_units(&calls[k as usize], p);
+                if budget + size > u64::from(p.working_units)
+                    || recent_used + size > u64::from(p.working_units) / 3
+                {
+                    break;
+                }
+                budget += size;
+                recent_used += size;
+                out.calls.push(k as usize);
             }
         }
     }
@@ -549,10 +581,38 @@ mod tests {
         ];
         calls[0].collapsed = Some(1);
         let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
-        assert!(
-            kept.is_empty(),
-            "f1's read collapsed; f2's 1000 units exceed 500"
+        assert_eq!(
+            kept,
+            vec![1],
+            "f1's read collapsed: only its recent edit stays; f2's 1000 units exceed 500"
         );
+    }
+
+    #[test]
+    fn a_file_whose_view_cannot_be_kept_keeps_its_recent_edits_bodies() {
+        let p = CachePolicy {
+            working_units: 3_000,
+            working_calls: 4,
+            ..Default::default()
+        };
+        let mut calls = vec![
+            call("read", 0, 40_000, 0), // 0: whole read of f1, too big to keep
+            call("edit", 0, 40, 2_000), // 1: out of the newest 4 calls
+            call("edit", 0, 40, 1_600), // 2
+            call("edit", 0, 40, 400),   // 3: failed
+            call("edit", 0, 40, 2_400), // 4
+            call("bash", 9, 90, 10),    // 5
+        ];
+        calls[3].is_error = true;
+        calls[5].file = None;
+        let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
+        assert_eq!(kept, vec![2, 4], "the newest edits that worked");
+        // At most a third of the views' budget, newest first: 1,000 units
+        // hold edits 4 and 2 (600 + 400 units), but not both once edit 4
+        // is 900.
+        calls[4].arg_chars = 3_600;
+        let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
+        assert_eq!(kept, vec![4]);
     }
 
     #[test]
