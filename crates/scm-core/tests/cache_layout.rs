@@ -2230,3 +2230,90 @@ async fn a_read_after_a_fold_points_at_the_block_s_read_of_the_same_text() {
         s.close().await.unwrap();
     }
 }
+
+/// A file too large for the views' budget, edited in place (never from
+/// memory): after a fold at the user's next prompt its newest edits' bodies
+/// are still in view, so the agent can quote what it just wrote when asked
+/// to undo it (the recorded session's call 212, the second session's 349).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_file_edited_in_place_keeps_its_recent_edits_through_a_fold() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts(
+            "recent-edits",
+            CachePolicy {
+                fold: 300,
+                working_calls: 12,
+                working_units: 1_200,
+                working_edited_calls: 32,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o).await;
+        let big = body("BIG", 120);
+        ws.write("big.ts", &big);
+        let mut t = Transcript::default();
+        s.read("big.ts").await.unwrap();
+        t.user("PROMPT0 change big.ts")
+            .call("r0", "read", json!({"path": "big.ts"}), &big);
+        s.transform_context(&t.messages).await.unwrap();
+        // Two edits in one assistant message: both quote the read in view.
+        let mut text = big.clone();
+        let mut edits = Vec::new();
+        for k in 0..2 {
+            let old = format!(
+                "BIG line {:03} of the output, padded to a realistic width",
+                10 + k
+            );
+            let new = body(&format!("NEW{k}X"), 4);
+            text = text.replacen(&old, &new, 1);
+            ws.write("big.ts", &text);
+            assert!(s.observe_edit("big.ts").await.unwrap().ok);
+            edits.push(json!({"path": "big.ts", "oldText": old, "newText": new}));
+        }
+        t.assistant(
+            "",
+            &[
+                ("e0", "edit", edits[0].clone()),
+                ("e1", "edit", edits[1].clone()),
+            ],
+        );
+        for id in ["e0", "e1"] {
+            t.result(id, "edit", "Successfully replaced text in big.ts.", false);
+        }
+        s.transform_context(&t.messages).await.unwrap();
+        t.assistant("changed it", &[]);
+        let folds = s.cache_stats().folds;
+        let mut turn = 1;
+        let out = loop {
+            assert!(turn < 16, "no fold: {:?}", s.cache_stats());
+            t.user(&format!("PROMPT{turn} go on"));
+            t.call(
+                &format!("c{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("O{turn}W"), 12),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            turn += 1;
+            if s.cache_stats().folds > folds {
+                break out;
+            }
+        };
+        assert_eq!(
+            occurrences(&out, "BIG line 100"),
+            0,
+            "the read collapsed: {:#?}",
+            texts(&out)
+        );
+        for k in 0..2 {
+            assert_eq!(
+                occurrences(&out, &format!("NEW{k}X line 003")),
+                1,
+                "edit {k}'s body: {:#?}",
+                texts(&out)
+            );
+        }
+        s.close().await.unwrap();
+    }
+}
