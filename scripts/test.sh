@@ -7,6 +7,16 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 step() { printf '\n==> %s\n' "$*"; }
+# A registry step, up to three tries (see scripts/pi/setup.sh: the registry now
+# and then answers without a version it serves).
+retry() {
+	local try
+	for try in 1 2 3; do
+		"$@" && return 0
+		[ "$try" = 3 ] || { echo "failed (try $try of 3): $*; again in $((try * 10)) s" >&2; sleep $((try * 10)); }
+	done
+	return 1
+}
 
 # Free disk first: the suite needs several GB (Rust build, pi installs, pack
 # tarballs); a full disk shows up later as an npm ENOSPC far from its cause.
@@ -17,7 +27,7 @@ step "node dependencies"
 # dependencies (lzma/tar for other OSes) are absent from the reachable
 # registry, and `npm ci` rejects a lock that lacks them. `npm install` still
 # installs the locked versions.
-npm install --no-audit --no-fund
+retry npm install --no-audit --no-fund
 
 step "hash vectors: committed fixture matches the JS reference implementation"
 node scripts/gen-hash-vectors.mjs --check
@@ -62,7 +72,7 @@ step "vitest (addon, both stores)"
 npx vitest run
 
 step "replay benchmark instrument tests"
-npm ci --prefix bench/replay --no-audit --no-fund
+retry npm ci --prefix bench/replay --no-audit --no-fund
 node --test bench/replay/
 
 step "pi end-to-end (real pi 0.73.1 and 1.5.2, scripted model, offline)"
