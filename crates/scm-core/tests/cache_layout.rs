@@ -1792,6 +1792,40 @@ async fn an_outside_change_is_told_even_when_the_model_reads_a_slice_first() {
     }
 }
 
+/// Turns of one prompt and one bash output each (`PROMPT{turn} go on`,
+/// `O{turn}W`), turn numbers from 1, until `done` holds for the session and
+/// its context; each context is pushed to `outs`. At most `most` turns.
+/// Returns the next turn's number.
+async fn bash_turns_until(
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+    most: usize,
+    done: impl Fn(&Session, &[Value]) -> bool,
+) -> usize {
+    for turn in 1..=most {
+        t.user(&format!("PROMPT{turn} go on"));
+        t.call(
+            &format!("c{turn}"),
+            "bash",
+            json!({"command": "b"}),
+            &body(&format!("O{turn}W"), 12),
+        );
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        if done(s, outs.last().unwrap()) {
+            return turn + 1;
+        }
+    }
+    panic!("not done after {most} turns: {:?}", s.cache_stats());
+}
+
+/// Whether the fold's `PINNED` block in `out` shows `needle`.
+fn block_shows(out: &[Value], needle: &str) -> bool {
+    texts(out)
+        .iter()
+        .any(|x| x.starts_with("PINNED") && x.contains(needle))
+}
+
 /// A working file's read that a fold moved into its PINNED block is in
 /// view there: a change on disk is told (found by the random sessions).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1817,23 +1851,10 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
             .call("r0", "read", json!({"path": "a.ts"}), &v1);
         t.assistant("read it", &[]);
         s.transform_context(&t.messages).await.unwrap();
-        let mut turn = 1;
-        loop {
-            assert!(turn < 12, "no fold kept the read: {:?}", s.cache_stats());
-            t.user(&format!("PROMPT{turn} go on"));
-            t.call(
-                &format!("c{turn}"),
-                "bash",
-                json!({"command": "b"}),
-                &body(&format!("O{turn}W"), 12),
-            );
-            let out = s.transform_context(&t.messages).await.unwrap();
-            turn += 1;
-            let block = texts(&out).into_iter().find(|x| x.starts_with("PINNED"));
-            if block.is_some_and(|b| b.contains("KEPT line 007")) {
-                break;
-            }
-        }
+        bash_turns_until(&mut s, &mut t, &mut Vec::new(), 11, |_, out| {
+            block_shows(out, "KEPT line 007")
+        })
+        .await;
         let v2 = v1.replace("KEPT line 003", "CHANGED-ON-DISK line 003");
         changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
         t.user("and now?");
@@ -2190,25 +2211,10 @@ async fn a_read_after_a_fold_points_at_the_block_s_read_of_the_same_text() {
             outs.push(s.transform_context(&t.messages).await.unwrap());
         }
         t.assistant("read it", &[]);
-        let mut turn = 1;
-        loop {
-            assert!(turn < 12, "no fold kept the read: {:?}", s.cache_stats());
-            t.user(&format!("PROMPT{turn} go on"));
-            t.call(
-                &format!("c{turn}"),
-                "bash",
-                json!({"command": "b"}),
-                &body(&format!("O{turn}W"), 12),
-            );
-            outs.push(s.transform_context(&t.messages).await.unwrap());
-            turn += 1;
-            let block = texts(outs.last().unwrap())
-                .into_iter()
-                .find(|x| x.starts_with("PINNED"));
-            if block.is_some_and(|b| b.contains("ONCE line 007")) {
-                break;
-            }
-        }
+        let turn = bash_turns_until(&mut s, &mut t, &mut outs, 11, |_, out| {
+            block_shows(out, "ONCE line 007")
+        })
+        .await;
         s.read("a.ts").await.unwrap();
         t.call("r9", "read", json!({"path": "a.ts"}), &v1);
         let op = s.activate("a.ts");
@@ -2284,22 +2290,12 @@ async fn a_large_file_edited_in_place_keeps_its_recent_edits_through_a_fold() {
         s.transform_context(&t.messages).await.unwrap();
         t.assistant("changed it", &[]);
         let folds = s.cache_stats().folds;
-        let mut turn = 1;
-        let out = loop {
-            assert!(turn < 16, "no fold: {:?}", s.cache_stats());
-            t.user(&format!("PROMPT{turn} go on"));
-            t.call(
-                &format!("c{turn}"),
-                "bash",
-                json!({"command": "b"}),
-                &body(&format!("O{turn}W"), 12),
-            );
-            let out = s.transform_context(&t.messages).await.unwrap();
-            turn += 1;
-            if s.cache_stats().folds > folds {
-                break out;
-            }
-        };
+        let mut outs = Vec::new();
+        bash_turns_until(&mut s, &mut t, &mut outs, 15, |s, _| {
+            s.cache_stats().folds > folds
+        })
+        .await;
+        let out = outs.pop().unwrap();
         assert_eq!(
             occurrences(&out, "BIG line 100"),
             0,
