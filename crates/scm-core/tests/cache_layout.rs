@@ -2313,3 +2313,35 @@ async fn a_large_file_edited_in_place_keeps_its_recent_edits_through_a_fold() {
         s.close().await.unwrap();
     }
 }
+
+/// An `activate` of a file whose whole text a ranged read shows (a range
+/// that covers the file) points there rather than showing it again (random
+/// seed 13 of `INV_TWICE`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activate_after_a_range_covering_the_whole_file_points_above() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("range-whole", roomy())).await;
+        let v1 = body("RANGEWHOLE", 10);
+        ws.write("a.ts", &v1);
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        s.observe_partial_read("a.ts").await.unwrap();
+        t.user("look").call(
+            "r1",
+            "read",
+            json!({"path": "a.ts", "offset": 1, "limit": 100}),
+            &v1,
+        );
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let op = s.activate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "a.ts"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t2"), "[f1 is shown above]");
+        assert_eq!(occurrences(out, "RANGEWHOLE line 009"), 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}

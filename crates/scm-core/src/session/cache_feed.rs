@@ -449,7 +449,12 @@ impl Session {
             // Not for a pinned file: its pin keeps the newest call showing
             // it, and a note is not one.
             let to_copy = to_copy && in_view.is_none() && !self.sets.pinned.contains(&id);
-            let in_copy = to_copy.then(|| self.copy_in_view(&id)).flatten();
+            // Nor may anything but such an activation point at a slice that
+            // covers the whole file (random seed 13 showed the text twice).
+            let in_view = in_view.or_else(|| to_copy.then(|| self.slice_in_view(&id)).flatten());
+            let in_copy = (to_copy && in_view.is_none())
+                .then(|| self.copy_in_view(&id))
+                .flatten();
             if in_view.is_some() || in_copy.is_some() {
                 points_to = in_view;
                 copy = in_copy;
@@ -515,6 +520,19 @@ impl Session {
         }
         let text = doc.get("content").and_then(Value::as_str)?;
         self.cache.copy_showing(f, text)
+    }
+
+    /// A ranged read in view showing file object `id`'s current text whole.
+    fn slice_in_view(&self, id: &str) -> Option<u32> {
+        let Some(Alias::File(f)) = self.cache.aliases.of_object(id) else {
+            return None;
+        };
+        let doc = &self.objects.get(id)?.doc;
+        if doc.get("state").and_then(Value::as_str) == Some("stub") {
+            return None;
+        }
+        let text = doc.get("content").and_then(Value::as_str)?;
+        self.cache.slice_showing(f, text, &Objects(&self.objects))
     }
 
     /// The call showing an object's content live in the current view (its

@@ -42,6 +42,25 @@ impl CacheLayout {
             .map(|c| c.at)
     }
 
+    /// The newest ranged read of file `f` in view whose output is `text`
+    /// (a range that covers the whole file) and that is no pointer itself.
+    pub fn slice_showing(&self, f: u32, text: &str, doc: &dyn DocLookup) -> Option<u32> {
+        self.file_calls.of(f).iter().rev().copied().find(|&k| {
+            let c = &self.state.calls[k as usize];
+            c.tool == "read"
+                && c.ranged
+                && !c.is_error
+                && !c.is_dedupe()
+                && self.shows_now(k)
+                && self.aliases.t[k as usize]
+                    .as_deref()
+                    .and_then(|id| doc.get_doc(id))
+                    .and_then(|d| d.get("content"))
+                    .and_then(Value::as_str)
+                    == Some(text)
+        })
+    }
+
     /// [`CacheLayout::find_dedupe`] among the calls.
     fn dedupe_by_call(
         &self,
