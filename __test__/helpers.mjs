@@ -13,10 +13,19 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const require = createRequire(import.meta.url);
 export const scm = require('../index.js');
 
+// The temp dirs this test file made. One hook, registered while the file is
+// collected, removes them all: a hook registered inside a running test (where
+// most tempDir calls are) is never run, and they stayed behind
+// (__test__/helpers.test.mjs).
+const made = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A fresh temp directory (symlinks resolved), removed after the file's tests. */
 export function tempDir(prefix = 'scm-test-') {
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  made.push(dir);
   return dir;
 }
 
