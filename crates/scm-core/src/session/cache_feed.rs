@@ -509,8 +509,8 @@ impl Session {
         (out, points_to, copy)
     }
 
-    /// The live working copy showing file object `id`'s current version.
-    fn copy_in_view(&self, id: &str) -> Option<CopyAt> {
+    /// File object `id`'s alias index and current text (none for a stub).
+    fn current_file_text(&self, id: &str) -> Option<(u32, &str)> {
         let Some(Alias::File(f)) = self.cache.aliases.of_object(id) else {
             return None;
         };
@@ -518,20 +518,18 @@ impl Session {
         if doc.get("state").and_then(Value::as_str) == Some("stub") {
             return None;
         }
-        let text = doc.get("content").and_then(Value::as_str)?;
+        Some((f, doc.get("content").and_then(Value::as_str)?))
+    }
+
+    /// The live working copy showing file object `id`'s current version.
+    fn copy_in_view(&self, id: &str) -> Option<CopyAt> {
+        let (f, text) = self.current_file_text(id)?;
         self.cache.copy_showing(f, text)
     }
 
     /// A ranged read in view showing file object `id`'s current text whole.
     fn slice_in_view(&self, id: &str) -> Option<u32> {
-        let Some(Alias::File(f)) = self.cache.aliases.of_object(id) else {
-            return None;
-        };
-        let doc = &self.objects.get(id)?.doc;
-        if doc.get("state").and_then(Value::as_str) == Some("stub") {
-            return None;
-        }
-        let text = doc.get("content").and_then(Value::as_str)?;
+        let (f, text) = self.current_file_text(id)?;
         self.cache.slice_showing(f, text, &Objects(&self.objects))
     }
 
