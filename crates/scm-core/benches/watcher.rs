@@ -94,7 +94,7 @@ fn start_watcher(
         rt.handle().clone(),
         Arc::new(move |ev| {
             let now = Instant::now();
-            if let WatchEvent::Updated { object_id, doc } = ev {
+            if let WatchEvent::Updated { object_id, doc, .. } = ev {
                 let hash = doc["file_hash"].as_str().unwrap_or_default().to_string();
                 let _ = tx.send((object_id, hash, now));
             } else if let WatchEvent::Error { message } = ev {

@@ -56,10 +56,16 @@ impl Fixture {
         self.resolve(rel)
     }
     fn watcher(&self) -> (Watcher, UnboundedReceiver<WatchEvent>) {
+        self.watcher_on(tokio::runtime::Handle::current())
+    }
+    fn watcher_on(
+        &self,
+        runtime: tokio::runtime::Handle,
+    ) -> (Watcher, UnboundedReceiver<WatchEvent>) {
         let (tx, rx) = unbounded_channel();
         let w = Watcher::new(
             self.indexer.clone(),
-            tokio::runtime::Handle::current(),
+            runtime,
             Arc::new(move |e| {
                 let _ = tx.send(e);
             }),
@@ -104,7 +110,7 @@ async fn a_write_produces_an_update() {
 
     std::fs::write(f.path("a.txt"), "two").unwrap();
     match next(&mut rx).await {
-        WatchEvent::Updated { object_id, doc } => {
+        WatchEvent::Updated { object_id, doc, .. } => {
             assert_eq!(object_id, a.source.file_object_id());
             assert_eq!(content(&doc), Some("two"));
         }
@@ -129,7 +135,7 @@ async fn a_change_another_indexer_stored_first_is_still_reported() {
     f.indexer.index_resolved(&a).await.unwrap();
     assert_eq!(f.store.submitted_tx_count() - txs, 1);
     match next(&mut rx).await {
-        WatchEvent::Updated { object_id, doc } => {
+        WatchEvent::Updated { object_id, doc, .. } => {
             assert_eq!(object_id, a.source.file_object_id());
             assert_eq!(content(&doc), Some("two"));
         }
@@ -165,7 +171,9 @@ async fn an_identical_rewrite_or_touch_writes_no_version() {
     // manager may have indexed the change first); it writes no new one.
     loop {
         match next(&mut rx).await {
-            WatchEvent::Updated { object_id, doc } if object_id == a.source.file_object_id() => {
+            WatchEvent::Updated { object_id, doc, .. }
+                if object_id == a.source.file_object_id() =>
+            {
                 assert_eq!(content(&doc), Some("same"));
             }
             WatchEvent::Updated { object_id, .. } => {
@@ -199,7 +207,7 @@ async fn an_atomic_save_is_an_update_not_a_deletion() {
     std::fs::write(f.path(".a.rs.swp"), "fn a() { 1 }").unwrap();
     std::fs::rename(f.path(".a.rs.swp"), f.path("a.rs")).unwrap();
     match next(&mut rx).await {
-        WatchEvent::Updated { object_id, doc } => {
+        WatchEvent::Updated { object_id, doc, .. } => {
             assert_eq!(object_id, a.source.file_object_id());
             assert_eq!(content(&doc), Some("fn a() { 1 }"));
         }
@@ -239,6 +247,60 @@ async fn a_slow_in_place_save_is_one_version_not_a_torn_one() {
     expect_update(&mut rx, "first half\nsecond half\n").await;
     assert_eq!(f.versions(&a).await, 2, "no torn version in the history");
     w.close();
+}
+
+/// A batch handled late (the watcher's runtime busy) while the next save of
+/// the same file is under way: the file is truncated, not yet written, and
+/// the batch's last event is the earlier save's close. Reading it then would
+/// store an empty version and show it as current (random seed 29 once, under
+/// load); the file was written after the batch, so its own events are coming
+/// and the watcher waits for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_handled_during_the_next_save_does_not_store_it_half_written() {
+    use std::io::Write;
+    let f = fixture();
+    let a = f.indexed("a.txt", "one\n").await;
+    let probe = f.indexed("probe.txt", "p0").await;
+    // The watcher's own runtime, one worker, so the test can hold it up.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (w, mut rx) = f.watcher_on(rt.handle().clone());
+    w.track(&a).unwrap();
+    w.track(&probe).unwrap();
+
+    std::fs::write(f.path("a.txt"), "two\n").unwrap();
+    std::fs::write(f.path("probe.txt"), "p1").unwrap();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        let _ = release_rx.recv(); // blocks the only worker
+    });
+    started_rx.recv().unwrap();
+    // Let the debouncer hand the batch (both saves, closed) over while the
+    // watcher cannot run. This wait is the scenario, not a wait for
+    // consistency: if the batch came later, the truncation below joins it and
+    // the test passes without exercising the race.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut slow = std::fs::File::create(f.path("a.txt")).unwrap(); // truncated
+    release_tx.send(()).unwrap();
+
+    // The batch is handled before the probe's update is reported.
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => {
+            assert_eq!(content(&doc), Some("p1"), "a.txt was read half-written")
+        }
+        other => panic!("expected the probe's update, got {other:?}"),
+    }
+    slow.write_all(b"three\n").unwrap();
+    drop(slow);
+    expect_update(&mut rx, "three\n").await;
+    assert_eq!(f.versions(&a).await, 2, "no empty version in the history");
+    w.close();
+    rt.shutdown_background();
 }
 
 /// A writer that keeps the file open (a log) is still followed: the change
@@ -345,7 +407,7 @@ async fn a_deletion_writes_a_deletion_version_and_keeps_history() {
 
     std::fs::remove_file(f.path("a.md")).unwrap();
     match next(&mut rx).await {
-        WatchEvent::Deleted { object_id, doc } => {
+        WatchEvent::Deleted { object_id, doc, .. } => {
             assert_eq!(object_id, a.source.file_object_id());
             assert_eq!(doc["state"], "deleted");
             assert!(doc["content"].is_null() && doc["file_hash"].is_null());
@@ -380,7 +442,7 @@ async fn a_file_replaced_by_a_directory_is_a_deletion() {
     let mut deleted = 0;
     loop {
         match next(&mut rx).await {
-            WatchEvent::Deleted { object_id, doc } => {
+            WatchEvent::Deleted { object_id, doc, .. } => {
                 assert_eq!(object_id, a.source.file_object_id());
                 assert_eq!(doc["state"], "deleted");
                 deleted += 1;
@@ -457,7 +519,7 @@ async fn a_symlinked_file_sees_changes_to_its_target() {
 
     std::fs::write(f.path("real/t.txt"), "t1").unwrap();
     match next(&mut rx).await {
-        WatchEvent::Updated { object_id, doc } => {
+        WatchEvent::Updated { object_id, doc, .. } => {
             assert_eq!(object_id, link.source.file_object_id());
             assert_eq!(content(&doc), Some("t1"));
         }

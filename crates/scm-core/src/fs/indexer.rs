@@ -86,6 +86,10 @@ pub struct VersionPlan {
     /// The version it derives from (None: the file has none yet). Its
     /// write is a compare-and-set on it (issue 14).
     pub base: Option<Document>,
+    /// When the file was about to be read (None: not read here). A session
+    /// ignores a watcher's report read earlier than this (see
+    /// [`crate::fs::watcher::WatchEvent`]).
+    pub read_at: Option<std::time::Instant>,
 }
 
 impl VersionPlan {
@@ -110,6 +114,7 @@ impl VersionPlan {
                 action: IndexAction::Unchanged,
                 doc,
                 base: latest,
+                read_at: None,
             };
         }
         let mut doc = file_document(source, payload);
@@ -130,6 +135,7 @@ impl VersionPlan {
             },
             doc,
             base,
+            read_at: None,
         }
     }
 }
@@ -195,10 +201,13 @@ impl Indexer {
         let max = self.options.max_content_bytes;
         let withheld = self.withheld(resolved);
         let latest = self.store.get(&resolved.source.file_object_id()).await?;
+        let read_at = std::time::Instant::now();
         let payload = tokio::task::spawn_blocking(move || read_payload(&host, max, withheld))
             .await
             .map_err(|e| Error::Internal(format!("read task failed: {e}")))??;
-        Ok(VersionPlan::of(&resolved.source, payload, latest, link))
+        let mut plan = VersionPlan::of(&resolved.source, payload, latest, link);
+        plan.read_at = Some(read_at);
+        Ok(plan)
     }
 
     /// Plans against `latest` as the caller knows it, reading the file here
@@ -209,8 +218,11 @@ impl Indexer {
         resolved: &ResolvedPath,
         latest: Option<Document>,
     ) -> Result<VersionPlan> {
+        let read_at = std::time::Instant::now();
         let payload = self.read_blocking(resolved)?;
-        Ok(VersionPlan::of(&resolved.source, payload, latest, None))
+        let mut plan = VersionPlan::of(&resolved.source, payload, latest, None);
+        plan.read_at = Some(read_at);
+        Ok(plan)
     }
 
     /// Read the file at `agent_path` and index it (created / updated / unchanged).

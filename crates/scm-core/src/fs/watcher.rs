@@ -25,6 +25,10 @@
 //!   close after it waits for that close, or for [`SETTLE_LIMIT`] at most (a
 //!   writer that keeps the file open, a log, is still followed). No API says
 //!   "this writer is done" short of the close, hence the bounded wait.
+//!   A batch handled late can also meet the *next* save under way: its last
+//!   event is the earlier save's close, and the file is truncated, not yet
+//!   written. A path whose file was modified after the batch's last event of
+//!   it waits the same way: that save's own events are coming.
 //! - **A directory that goes away.** Deleting a watched directory drops
 //!   its watch; moving it away takes the watch along. Either way its tracked
 //!   files are re-checked (they are gone) and the nearest existing ancestor
@@ -70,13 +74,25 @@ use crate::fs::indexer::Indexer;
 use crate::fs::resolver::ResolvedPath;
 use crate::store::Document;
 
-/// What a watcher wrote.
+/// What a watcher wrote. `read_at` is when the watcher had looked at the
+/// file (after its read or stat): a session that read the file itself later
+/// than that holds a version at least as new and ignores the report, which
+/// can reach it after its own read (the watcher read, the agent saved again,
+/// the session read, then the report came).
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
     /// A new version (content changed, or the file reappeared).
-    Updated { object_id: String, doc: Document },
+    Updated {
+        object_id: String,
+        doc: Document,
+        read_at: std::time::Instant,
+    },
     /// A deletion version was written.
-    Deleted { object_id: String, doc: Document },
+    Deleted {
+        object_id: String,
+        doc: Document,
+        read_at: std::time::Instant,
+    },
     /// Rename: a deletion at `from` and a new object at `to`, linked.
     Renamed {
         from_id: String,
@@ -637,6 +653,8 @@ impl Inner {
         let mut mentioned: Vec<PathBuf> = Vec::new();
         // Per event path: still open for writing after the batch?
         let mut open: HashMap<PathBuf, bool> = HashMap::new();
+        // Per event path: when the batch last heard of it.
+        let mut heard: HashMap<PathBuf, std::time::Instant> = HashMap::new();
         // Watched directories an event says left their path (or whose
         // ancestor did).
         let mut gone: Vec<PathBuf> = Vec::new();
@@ -661,6 +679,10 @@ impl Inner {
                 for p in &ev.paths {
                     open.insert(p.clone(), o);
                 }
+            }
+            for p in &ev.paths {
+                let t = heard.entry(p.clone()).or_insert(ev.time);
+                *t = (*t).max(ev.time);
             }
             match ev.kind {
                 // Opening or reading (our own indexer does) changes nothing.
@@ -709,12 +731,19 @@ impl Inner {
         }
         let mut appeared: Vec<PathBuf> = Vec::new();
         let mut writing: Vec<PathBuf> = Vec::new();
+        // Per tracked path: the last time the batch heard of it (or of its
+        // link's target).
+        let mut last_heard: HashMap<PathBuf, std::time::Instant> = HashMap::new();
         for p in mentioned {
             if let Some(tracked) = self.tracked_for(&p) {
                 if REPORTS_CLOSE && open.get(&p) == Some(&true) {
                     writing.push(tracked.clone());
                 } else {
                     writing.retain(|w| *w != tracked);
+                }
+                if let Some(&t) = heard.get(&p) {
+                    let e = last_heard.entry(tracked.clone()).or_insert(t);
+                    *e = (*e).max(t);
                 }
                 push(&mut check, &tracked);
             } else if !handled.contains(&p) && self.in_note_folder(&p) {
@@ -735,7 +764,11 @@ impl Inner {
                 unsettled.due.remove(&p);
                 continue;
             }
-            if writing.contains(&p) {
+            let written_since = match last_heard.get(&p) {
+                Some(&t) => written_after(&p, t).await,
+                None => false,
+            };
+            if writing.contains(&p) || written_since {
                 unsettled.wait(&p);
                 continue;
             }
@@ -756,6 +789,7 @@ impl Inner {
             Ok(r) => self.emit(WatchEvent::Updated {
                 object_id: r.object_id,
                 doc: r.doc,
+                read_at: std::time::Instant::now(),
             }),
             // Replaced by a directory (or a FIFO …): the file is gone too. Reported even when
             // another manager stored the deletion first (the session ignores a version it has).
@@ -764,6 +798,7 @@ impl Inner {
                     Ok(r) => self.emit(WatchEvent::Deleted {
                         object_id: r.object_id,
                         doc: r.doc,
+                        read_at: std::time::Instant::now(),
                     }),
                     Err(e) => self.error(format!("recording deletion of {}: {e}", res.source.path)),
                 }
@@ -820,6 +855,21 @@ fn files_in(tracking: &Tracking, dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether the file at `p` was modified after `heard`, the last event of it
+/// the batch holds: a save the batch does not include is under way (the file
+/// may be truncated and not yet written) or done, and its own events are on
+/// their way. The kernel stamps a write no later than the event that reports
+/// it arrives, so a write the batch includes never counts. A file stamped in
+/// the future (clock skew, `touch -d`) waits [`SETTLE_LIMIT`] at most.
+async fn written_after(p: &Path, heard: std::time::Instant) -> bool {
+    let Ok(modified) = tokio::fs::metadata(p).await.and_then(|m| m.modified()) else {
+        return false;
+    };
+    std::time::SystemTime::now()
+        .checked_sub(heard.elapsed())
+        .is_some_and(|heard_at| modified > heard_at)
 }
 
 async fn exists(p: &Path) -> bool {

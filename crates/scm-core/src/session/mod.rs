@@ -65,6 +65,8 @@ mod reconstruct;
 mod resume;
 pub mod rewind;
 pub mod sets;
+#[cfg(test)]
+mod watch_tests;
 
 pub use checkpoint::CheckpointRequest;
 pub use ops::{agent_target, DiscoveryPlan, FileOp};
@@ -456,6 +458,9 @@ impl Session {
     /// write, or, unchanged, the latest version cached. The one way a file
     /// version the session reads from disk enters it.
     fn take_version(&mut self, plan: crate::fs::indexer::VersionPlan) {
+        if let (Some(w), Some(t)) = (self.watch.as_mut(), plan.read_at) {
+            w.read_at.insert(plan.object_id.clone(), t);
+        }
         if plan.action == crate::fs::indexer::IndexAction::Unchanged {
             self.put_object(plan.doc, None, false);
         } else {
@@ -604,8 +609,24 @@ impl Session {
         let n = events.len();
         for ev in events {
             match ev {
-                WatchEvent::Updated { object_id, doc } | WatchEvent::Deleted { object_id, doc } => {
-                    if self.objects.contains_key(&object_id) {
+                WatchEvent::Updated {
+                    object_id,
+                    doc,
+                    read_at,
+                }
+                | WatchEvent::Deleted {
+                    object_id,
+                    doc,
+                    read_at,
+                } => {
+                    // Read before the session's own read of the file: older
+                    // than what it holds (see `WatchEvent`).
+                    let stale = self
+                        .watch
+                        .as_ref()
+                        .and_then(|w| w.read_at.get(&object_id))
+                        .is_some_and(|&own| read_at < own);
+                    if !stale && self.objects.contains_key(&object_id) {
                         self.put_object(doc, None, false);
                     }
                 }

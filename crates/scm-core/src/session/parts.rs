@@ -311,4 +311,7 @@ pub(super) struct WatchState {
     pub(super) watcher: Watcher,
     pub(super) rx: Receiver<WatchEvent>,
     pub(super) tracked: HashSet<String>,
+    /// Per file object: when this session last began reading it itself. A
+    /// watcher report read before that is older than what the session holds.
+    pub(super) read_at: HashMap<String, std::time::Instant>,
 }

@@ -171,6 +171,7 @@ impl Session {
             watcher,
             rx,
             tracked: Default::default(),
+            read_at: Default::default(),
         });
         let ids: Vec<String> = self.sets.index.to_vec();
         for id in ids {
