@@ -2,9 +2,10 @@
 # The main job on a fresh machine: build the addon, install pi (0.73.1 and
 # 1.5.2, offline-capable), and run a real pi session with this package loaded
 # against a scripted model on the embedded store; prints what the model saw
-# on every call next to what pi alone would have sent; then, when the recorded
-# workload is beside the repo, replays that real session and prints the
-# token/cost table against raw pi.
+# on every call next to what pi alone would have sent; then replays a real
+# recorded pi session (the 484-call one beside the repo, as in CI, else the
+# 453-call one kept in bench/replay/workloads) and prints the token/cost
+# table against raw pi.
 # Usage: bash scripts/demo.sh [--line 0.73|1.5] [--full] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,16 +32,15 @@ bash scripts/pi/setup.sh
 phase "a real pi session, scripted model, offline: what the model saw on each call vs pi alone"
 node scripts/pi/demo.mjs "$@"
 
-# At scale: replay a real recorded pi session (484 model calls) through the
-# engine next to raw pi and two published baselines, when the workload is
-# beside the repo (shared/workloads/, as in CI).
+# At scale: replay a real recorded pi session through the engine next to raw
+# pi and two published baselines: the 484-call session when it is beside the
+# repo (shared/workloads/, as in CI), else the 453-call one the repo keeps.
 workload=../shared/workloads/pi-session-refactor.jsonl
-if [[ -f $workload ]]; then
-  phase "replay of $workload (tokens per model call, prompt caching counted)"
-  npm ci --prefix bench/replay --no-audit --no-fund --silent
-  node bench/replay/replay.mjs "$workload" --strategies raw,masking,strawman,self-context-manager
-  printf '\nplot: bench/replay/out/tokens-per-call.svg (input tokens per model call for each strategy; open it in a browser)\n'
-  printf 'tables: bench/replay/out/summary.md, per call: bench/replay/out/calls.csv\n'
-fi
+[[ -f $workload ]] || workload=bench/replay/workloads/pi-session-themes.jsonl
+phase "replay of $workload (tokens per model call, prompt caching counted)"
+npm ci --prefix bench/replay --no-audit --no-fund --silent
+node bench/replay/replay.mjs "$workload" --strategies raw,masking,strawman,self-context-manager
+printf '\nplot: bench/replay/out/tokens-per-call.svg (input tokens per model call for each strategy; open it in a browser)\n'
+printf 'tables: bench/replay/out/summary.md, per call: bench/replay/out/calls.csv\n'
 phase ""
 printf '\ndone in %ds\n' $((SECONDS - T0))
