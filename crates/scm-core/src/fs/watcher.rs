@@ -764,11 +764,13 @@ impl Inner {
                 unsettled.due.remove(&p);
                 continue;
             }
-            let written_since = match last_heard.get(&p) {
-                Some(&t) => written_after(&p, t).await,
-                None => false,
-            };
-            if writing.contains(&p) || written_since {
+            // Still being written, or written again since the batch's events.
+            let wait = writing.contains(&p)
+                || match last_heard.get(&p) {
+                    Some(&t) => written_after(&p, t).await,
+                    None => false,
+                };
+            if wait {
                 unsettled.wait(&p);
                 continue;
             }
