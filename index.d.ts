@@ -533,7 +533,7 @@ export interface CachePolicy {
   summaryChars?: number;
   /** Provider tool-call ids become the call's alias (t12). Turn off when something outside the model matches results to calls by provider id; ids containing '|' (OpenAI Responses) are never rewritten. Default true. */
   rewriteCallIds?: boolean;
-  /** Drop thinking of assistant messages older than the kept region at epochs. Default true. */
+  /** Drop thinking of assistant messages older than the kept region at epochs. Default false: dropping it rewrites messages the provider has cached, which costs more than the thinking saves (docs/benchmarks.md, session 16). */
   dropThinking?: boolean;
   /** An unchanged re-read of a still-live read renders as a pointer. Default true. */
   dedupeReads?: boolean;

@@ -478,7 +478,15 @@ async fn collapsed_arguments_keep_their_keys_and_resolve() {
 async fn thinking_of_older_turns_is_removed_at_epochs_only() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws.open(opts("thinking", small())).await;
+        let mut s = ws
+            .open(opts(
+                "thinking",
+                CachePolicy {
+                    drop_thinking: true,
+                    ..small()
+                },
+            ))
+            .await;
         let mut t = Transcript::default();
         t.user("think");
         let with_thinking = |t: &mut Transcript, id: &str, tag: &str| {
@@ -684,6 +692,81 @@ async fn the_engine_folds_when_the_skeleton_passes_fold() {
             }
         }
         assert!(folded_at.is_some(), "{:?}", s.cache_stats());
+    }
+}
+
+/// A fold shows its `PINNED` block before its summary: the next fold's
+/// summary is new, but a block entry it keeps (a plan the agent pinned) is
+/// the same text at the same place, so it stays in the provider's cached
+/// prefix. Before, the block followed the summary and every fold sent the
+/// plan again (the recorded session's 12k-token plan at calls 212 and 223).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_block_entry_stays_in_the_cached_prefix_across_folds() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws
+            .open(opts(
+                "foldpin",
+                CachePolicy {
+                    fold: 400,
+                    ..small()
+                },
+            ))
+            .await;
+        let plan = body("PLANDOC", 30);
+        ws.write("plan.md", &plan);
+        let mut t = Transcript::default();
+        t.user("read the plan")
+            .call("r1", "read", json!({"path": "plan.md"}), &plan);
+        s.read("plan.md").await.unwrap();
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(s.pin("plan.md").ok);
+        let mut prev: Vec<String> = Vec::new();
+        let mut outs = Vec::new();
+        let mut checked = 0;
+        for turn in 0..16 {
+            t.user(&format!("PROMPT{turn} continue with the next part"));
+            for k in 0..3 {
+                t.call(
+                    &format!("c{turn}_{k}"),
+                    "bash",
+                    json!({"command": format!("step {turn} {k}")}),
+                    &body(&format!("O{turn}_{k}W"), 12),
+                );
+            }
+            t.assistant(&format!("DONE{turn} {}", "what changed ".repeat(12)), &[]);
+            let folds = s.cache_stats().folds;
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let now = ser(&out);
+            if s.cache_stats().folds > folds {
+                let texts: Vec<String> = out.iter().map(text).collect();
+                let block = texts.iter().position(|x| x.starts_with("PINNED\n"));
+                let summary = texts
+                    .iter()
+                    .position(|x| x.starts_with("[Earlier turns are folded"));
+                let (Some(b), Some(u)) = (block, summary) else {
+                    panic!("turn {turn}: a fold with the pinned plan: {texts:?}");
+                };
+                assert!(texts[b].contains("PLANDOC line 029"), "{}", texts[b]);
+                assert!(b < u, "turn {turn}: the block comes before the summary");
+                if folds > 0 {
+                    // A fold after a fold: everything up to the block is
+                    // what the previous call sent, byte for byte.
+                    assert_eq!(
+                        now[..=b],
+                        prev[..=b],
+                        "turn {turn}: the block stays in the cached prefix"
+                    );
+                    checked += 1;
+                }
+            }
+            outs.push(out);
+            prev = now;
+        }
+        assert!(checked >= 2, "{:?}", s.cache_stats());
+        assert_eq!(occurrences(outs.last().unwrap(), "PLANDOC line 029"), 1);
+        assert_reconstructed(&s, &outs, 1).await;
+        s.close().await.unwrap();
     }
 }
 

@@ -34,7 +34,10 @@ pub struct CachePolicy {
     /// outside the model matches results to calls by the provider id.
     pub rewrite_call_ids: bool,
     /// Drop thinking of assistant messages older than the kept region at
-    /// an epoch.
+    /// an epoch. Off by default (session 16): dropping it changes messages
+    /// before the epoch's first collapse, so the provider's cache misses
+    /// from there on; on both recorded sessions that costs more than the
+    /// thinking saves, under every price model.
     pub drop_thinking: bool,
     /// A re-read identical to a still-live earlier read of the same file
     /// (same arguments, no edit/write in between) renders as a pointer.
@@ -80,7 +83,7 @@ impl Default for CachePolicy {
             fold: 4_000,
             summary_chars: 4_000,
             rewrite_call_ids: true,
-            drop_thinking: true,
+            drop_thinking: false,
             dedupe_reads: true,
             honour_host_compaction: true,
             deactivate_epoch: 5_000,

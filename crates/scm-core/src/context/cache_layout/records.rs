@@ -127,6 +127,12 @@ pub struct FoldRecord {
     /// in the cached prefix across folds.
     #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<WorkingCopy>,
+    /// The `PINNED` block comes before the summary (folds since session
+    /// 16): a block entry the next fold keeps (a plan document pinned or
+    /// worked on) then stays in the cached prefix while the summary
+    /// changes. Older folds render as they were sent, summary first.
+    #[serde(rename = "bf", default, skip_serializing_if = "std::ops::Not::not")]
+    pub block_first: bool,
 }
 
 /// Everything the cache layout decided, persisted in the chat object.
@@ -160,4 +166,29 @@ pub struct CacheState {
     /// copies (the agent reads before it edits again).
     #[serde(rename = "recall", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub recall: BTreeMap<u32, u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FoldRecord;
+
+    /// A fold stored before session 16 has no `bf`: it renders as it was
+    /// sent (summary, then block), so reconstruction and the cached prefix
+    /// of a resumed session do not change under an upgrade.
+    #[test]
+    fn a_fold_stored_before_the_block_moved_first_keeps_its_order() {
+        let old: FoldRecord = serde_json::from_str(
+            r#"{"e":3,"c":40,"s":"summary","p":"PINNED\n--- t1 read ---\nx"}"#,
+        )
+        .unwrap();
+        assert!(!old.block_first);
+        let new = FoldRecord {
+            block_first: true,
+            ..old
+        };
+        let json = serde_json::to_value(&new).unwrap();
+        assert_eq!(json["bf"], true);
+        let back: FoldRecord = serde_json::from_value(json).unwrap();
+        assert!(back.block_first);
+    }
 }

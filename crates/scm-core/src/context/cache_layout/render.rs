@@ -531,11 +531,15 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
             for c in &texts.areas[k] {
                 out.push(c);
             }
+            let block = pinned.as_ref().filter(|_| f.block_first);
+            if let Some(p) = block {
+                out.push(p);
+            }
             out.push(text);
             if let Some(u) = f.user {
                 out.push(item_json(u as usize));
             }
-            if let Some(p) = pinned {
+            if let Some(p) = pinned.as_ref().filter(|_| !f.block_first) {
                 out.push(p);
             }
         }

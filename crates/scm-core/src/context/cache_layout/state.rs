@@ -839,6 +839,7 @@ impl CacheLayout {
             block,
             host,
             copies: area,
+            block_first: true,
         });
         self.settle_copy_dedupes(epoch);
         self.fold_plan = None;
