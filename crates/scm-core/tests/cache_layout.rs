@@ -580,6 +580,62 @@ async fn a_pool_delta_lists_new_files_and_discovery_stubs() {
     }
 }
 
+/// A file the store has no text of (here: not on disk) is listed with the
+/// size its calls show: a read's output, then each edit's change — pi 1.x's
+/// `edits` list as well as the older top-level `oldText`/`newText`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_size_follows_edits_in_either_form() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("sizes", small())).await;
+        let content = body("SIZES", 10);
+        let mut t = Transcript::default();
+        t.user("edit them")
+            .call("r1", "read", json!({"path": "old.txt"}), &content)
+            .call(
+                "e1",
+                "edit",
+                json!({"path": "old.txt", "oldText": "SIZES line 000", "newText": "SIZES line 000 and 20 more"}),
+                "ok",
+            )
+            .call("r2", "read", json!({"path": "new.txt"}), &content)
+            .call(
+                "e2",
+                "edit",
+                json!({"path": "new.txt", "edits": [
+                    {"oldText": "SIZES line 000", "newText": "SIZES line 000 and 20 more"},
+                    {"oldText": "SIZES line 001", "newText": "SIZES line 001 and 20 more"}
+                ]}),
+                "ok",
+            );
+        for i in 0..5 {
+            t.call(
+                &format!("p{i}"),
+                "bash",
+                json!({"command": "p"}),
+                &body(&format!("P{i}K"), 20),
+            );
+        }
+        s.transform_context(&t.messages).await.unwrap();
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let delta = out
+            .iter()
+            .map(text)
+            .find(|x| x.starts_with("FILES +"))
+            .expect("an epoch lists the files");
+        let n = content.len();
+        assert!(
+            delta.contains(&format!("old.txt ({} chars)", n + 12)),
+            "{delta}"
+        );
+        assert!(
+            delta.contains(&format!("new.txt ({} chars)", n + 24)),
+            "{delta}"
+        );
+    }
+}
+
 /// A pi compaction as the harness sends it: summary + kept tail + new prompt.
 fn compacted(t: &Transcript, keep_from: usize, summary: &str, prompt: &str) -> Vec<Value> {
     let mut out = vec![

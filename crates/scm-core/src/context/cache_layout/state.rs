@@ -16,6 +16,7 @@ use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Dedupe, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
+use crate::context::tool_args::edit_bodies;
 use crate::context::working::{self, CopyAt, FileCalls};
 use crate::model::FilesystemSource;
 
@@ -335,10 +336,13 @@ impl CacheLayout {
                     "read" => fe.chars = fe.chars.max(result_chars),
                     "write" => fe.chars = c.arg_chars,
                     "edit" => {
-                        let s = |k: &str| {
-                            args.get(k).and_then(Value::as_str).map_or(0, utf16_len) as i64
+                        let s = |e: &Value, k: &str| {
+                            e.get(k).and_then(Value::as_str).map_or(0, utf16_len) as i64
                         };
-                        fe.chars = (fe.chars as i64 + s("newText") - s("oldText")).max(0) as u64;
+                        let change: i64 = edit_bodies(args)
+                            .map(|e| s(e, "newText") - s(e, "oldText"))
+                            .sum();
+                        fe.chars = (fe.chars as i64 + change).max(0) as u64;
                     }
                     _ => {}
                 }
