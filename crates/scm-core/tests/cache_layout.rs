@@ -755,7 +755,7 @@ async fn the_engine_folds_when_the_skeleton_passes_fold() {
 /// summary is new, but a block entry it keeps (a plan the agent pinned) is
 /// the same text at the same place, so it stays in the provider's cached
 /// prefix. Before, the block followed the summary and every fold sent the
-/// plan again (the recorded session's 12k-token plan at calls 212 and 223).
+/// plan again (the recorded session's 12k-token plan at call 223).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pinned_block_entry_stays_in_the_cached_prefix_across_folds() {
     for store in stores() {

@@ -531,15 +531,20 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
             for c in &texts.areas[k] {
                 out.push(c);
             }
-            let block = pinned.as_ref().filter(|_| f.block_first);
-            if let Some(p) = block {
+            // The block before the summary (it stays cached when the next
+            // fold keeps it); a fold stored before that, as it was sent.
+            let (before, after) = match f.block_first {
+                true => (pinned.as_ref(), None),
+                false => (None, pinned.as_ref()),
+            };
+            if let Some(p) = before {
                 out.push(p);
             }
             out.push(text);
             if let Some(u) = f.user {
                 out.push(item_json(u as usize));
             }
-            if let Some(p) = pinned.as_ref().filter(|_| !f.block_first) {
+            if let Some(p) = after {
                 out.push(p);
             }
         }
