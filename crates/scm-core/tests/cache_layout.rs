@@ -34,6 +34,14 @@ fn small() -> CachePolicy {
     }
 }
 
+/// [`small`] with folds: the skeleton passes `fold` after a few turns.
+fn small_folding() -> CachePolicy {
+    CachePolicy {
+        fold: 400,
+        ..small()
+    }
+}
+
 /// `lines` lines, each carrying `tag` (a marker that must never appear twice).
 fn body(tag: &str, lines: usize) -> String {
     (0..lines)
@@ -694,15 +702,7 @@ async fn a_pi_compaction_becomes_a_fold_with_pi_s_summary() {
 async fn the_engine_folds_when_the_skeleton_passes_fold() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws
-            .open(opts(
-                "fold",
-                CachePolicy {
-                    fold: 400,
-                    ..small()
-                },
-            ))
-            .await;
+        let mut s = ws.open(opts("fold", small_folding())).await;
         let mut t = Transcript::default();
         let mut folded_at = None;
         for turn in 0..12 {
@@ -760,15 +760,7 @@ async fn the_engine_folds_when_the_skeleton_passes_fold() {
 async fn a_pinned_block_entry_stays_in_the_cached_prefix_across_folds() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws
-            .open(opts(
-                "foldpin",
-                CachePolicy {
-                    fold: 400,
-                    ..small()
-                },
-            ))
-            .await;
+        let mut s = ws.open(opts("foldpin", small_folding())).await;
         let plan = body("PLANDOC", 30);
         ws.write("plan.md", &plan);
         let mut t = Transcript::default();
@@ -833,15 +825,7 @@ async fn an_identical_re_read_never_points_at_output_a_fold_removed() {
     // "[t83: identical to t77 above]" with nothing above.
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws
-            .open(opts(
-                "dedupe-fold",
-                CachePolicy {
-                    fold: 400,
-                    ..small()
-                },
-            ))
-            .await;
+        let mut s = ws.open(opts("dedupe-fold", small_folding())).await;
         let a = body("AFILE", 12);
         ws.write("a.ts", &a);
         let mut t = Transcript::default();
@@ -886,15 +870,7 @@ async fn a_shown_above_note_never_points_at_output_a_fold_removed() {
     // have f1's text above it at every call, folds included.
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws
-            .open(opts(
-                "note-fold",
-                CachePolicy {
-                    fold: 400,
-                    ..small()
-                },
-            ))
-            .await;
+        let mut s = ws.open(opts("note-fold", small_folding())).await;
         let a = body("AFILE", 12);
         ws.write("a.ts", &a);
         let mut t = Transcript::default();
@@ -950,15 +926,7 @@ async fn a_re_read_of_output_an_earlier_fold_removed_shows_its_text() {
     // read pointed at it as if it were still above.
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws
-            .open(opts(
-                "dedupe-folded",
-                CachePolicy {
-                    fold: 400,
-                    ..small()
-                },
-            ))
-            .await;
+        let mut s = ws.open(opts("dedupe-folded", small_folding())).await;
         let a = "SHORTFILE one\nSHORTFILE two";
         ws.write("a.ts", a);
         let mut t = Transcript::default();
