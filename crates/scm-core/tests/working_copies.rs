@@ -208,6 +208,59 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
     }
 }
 
+/// An epoch's new copy goes right before the first message that epoch
+/// rewrote: everything above stays as the last call sent it (cached), and
+/// below the copy nothing is sent again that the epoch did not change
+/// anyway. With older thinking kept (session 16), the thinking boundary,
+/// which never moves then, had put every copy at the top of the chat, so
+/// the epoch sent the whole chat again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_copy_goes_before_the_first_message_its_epoch_rewrote() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copy-place")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        step(&mut s, &t, &mut outs).await;
+        let mut i = 4;
+        while copies_of(outs.last().unwrap(), "plan.md").is_empty() {
+            assert!(i < 12, "no copy made");
+            other_work(&mut s, &mut t, &mut outs, i..i + 1).await;
+            i += 1;
+        }
+        let (now, prev) = (&outs[outs.len() - 1], &outs[outs.len() - 2]);
+        let at = now
+            .iter()
+            .position(|m| {
+                m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("FILE f1 plan.md"))
+            })
+            .unwrap();
+        let mut without = now.clone();
+        without.remove(at);
+        let rewritten = without
+            .iter()
+            .zip(prev)
+            .position(|(a, b)| a != b)
+            .unwrap_or(prev.len());
+        assert!(at > 1, "not at the top of the chat: {:#?}", texts(now));
+        // At a message boundary: the first rewritten message, or the call
+        // whose result it is.
+        assert!(at <= rewritten, "{:#?}", texts(now));
+        assert!(
+            without[at..rewritten]
+                .iter()
+                .all(|m| m["role"] == "assistant" || m["role"] == "toolResult"),
+            "{:#?}",
+            texts(now)
+        );
+        assert_rebuilt(&s, &outs).await;
+    }
+}
+
 /// A resume between the call that made an edit and the call its result
 /// arrives with (pi restarted, `/resume`): the edit is still checked against
 /// what the model was shown, so a file edited from memory gets its copy as

@@ -18,15 +18,18 @@ use crate::context::working::{self, CopyAt};
 impl CacheLayout {
     /// Where an epoch's new working copies go: before the first item the
     /// epoch rewrote (every item in view was rendered at the last call;
-    /// what the epoch changed, and what is new, is not) or the first that
-    /// still has thinking (the next epoch drops it), whichever is first; at
-    /// a message boundary (never between a tool call and its result), not
-    /// before the fold cut.
-    pub(super) fn copy_before(&self, thinking_before: u32) -> Option<u32> {
+    /// what the epoch changed, and what is new, is not) or, when epochs
+    /// drop thinking, the first that still has it (the next epoch drops
+    /// it), whichever is first; at a message boundary (never between a tool
+    /// call and its result), not before the fold cut.
+    pub(super) fn copy_before(&self, thinking_before: Option<u32>) -> Option<u32> {
         let start = self.fold_cut() as usize;
         let changed =
             (start..self.items.len()).find(|&i| self.json.get(i).is_none_or(Option::is_none))?;
-        let mut at = changed.min((thinking_before as usize).max(start));
+        let mut at = match thinking_before {
+            Some(t) => changed.min((t as usize).max(start)),
+            None => changed,
+        };
         // Back to the start of a message that is not a tool result.
         while at > start && self.items.list[at].kind == ItemKind::ToolResult {
             at -= 1;

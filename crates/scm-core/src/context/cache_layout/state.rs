@@ -718,7 +718,8 @@ impl CacheLayout {
         let delta = self.delta(file_line, false);
         let anchor = self.items.len().saturating_sub(1) as u32;
         let copy_before = if new_copies_any {
-            self.copy_before(thinking_before).filter(|&b| b <= anchor)
+            self.copy_before(p.drop_thinking.then_some(thinking_before))
+                .filter(|&b| b <= anchor)
         } else {
             None
         };
