@@ -277,13 +277,7 @@ async fn a_ranged_read_does_not_take_a_pin_off_the_whole_read() {
     for store in stores() {
         let ws = Workspace::new(store);
         let mut s = ws.open(opts("pin-ranged", small())).await;
-        let plan = body("PLANDOC", 30);
-        ws.write("plan.md", &plan);
-        let mut t = Transcript::default();
-        t.user("read the plan")
-            .call("r1", "read", json!({"path": "plan.md"}), &plan);
-        s.read("plan.md").await.unwrap();
-        s.transform_context(&t.messages).await.unwrap();
+        let (mut t, plan) = plan_read(&ws, &mut s).await;
         assert!(s.pin("plan.md").ok);
         s.observe_partial_read("plan.md").await.unwrap();
         let slice: String = plan.lines().take(3).collect::<Vec<_>>().join("\n");
@@ -312,6 +306,20 @@ async fn a_ranged_read_does_not_take_a_pin_off_the_whole_read() {
     }
 }
 
+/// `plan.md` (`body("PLANDOC", 30)`) written, read whole by call t1 (pi's
+/// read tool indexes it through the extension) and shown once: the
+/// transcript so far and the plan's text.
+async fn plan_read(ws: &Workspace, s: &mut Session) -> (Transcript, String) {
+    let plan = body("PLANDOC", 30);
+    ws.write("plan.md", &plan);
+    let mut t = Transcript::default();
+    t.user("read the plan")
+        .call("r1", "read", json!({"path": "plan.md"}), &plan);
+    s.read("plan.md").await.unwrap();
+    s.transform_context(&t.messages).await.unwrap();
+    (t, plan)
+}
+
 /// `n` bash calls, enough for epochs: after each, the pinned read t1 still
 /// shows the whole plan (`body("PLANDOC", 30)`).
 async fn pinned_plan_stays_live(s: &mut Session, t: &mut Transcript, n: usize) {
@@ -335,14 +343,7 @@ async fn pinned_content_never_collapses_and_unpin_lets_it_go() {
     for store in stores() {
         let ws = Workspace::new(store);
         let mut s = ws.open(opts("pin", small())).await;
-        let plan = body("PLANDOC", 30);
-        ws.write("plan.md", &plan);
-        let mut t = Transcript::default();
-        t.user("read the plan")
-            .call("r1", "read", json!({"path": "plan.md"}), &plan);
-        // pi's read tool indexes the file through the extension.
-        s.read("plan.md").await.unwrap();
-        s.transform_context(&t.messages).await.unwrap();
+        let (mut t, _) = plan_read(&ws, &mut s).await;
         assert!(s.pin("plan.md").ok, "pin by path");
         pinned_plan_stays_live(&mut s, &mut t, 8).await;
         assert!(s.cache_stats().epochs >= 2);
@@ -761,13 +762,7 @@ async fn a_pinned_block_entry_stays_in_the_cached_prefix_across_folds() {
     for store in stores() {
         let ws = Workspace::new(store);
         let mut s = ws.open(opts("foldpin", small_folding())).await;
-        let plan = body("PLANDOC", 30);
-        ws.write("plan.md", &plan);
-        let mut t = Transcript::default();
-        t.user("read the plan")
-            .call("r1", "read", json!({"path": "plan.md"}), &plan);
-        s.read("plan.md").await.unwrap();
-        s.transform_context(&t.messages).await.unwrap();
+        let (mut t, _) = plan_read(&ws, &mut s).await;
         assert!(s.pin("plan.md").ok);
         let mut prev: Vec<String> = Vec::new();
         let mut outs = Vec::new();
@@ -1122,13 +1117,7 @@ async fn a_pin_after_a_deactivate_survives_a_restart() {
             },
         );
         let mut s = ws.open(o.clone()).await;
-        let plan = body("PLANDOC", 30);
-        ws.write("plan.md", &plan);
-        let mut t = Transcript::default();
-        t.user("read the plan")
-            .call("r1", "read", json!({"path": "plan.md"}), &plan);
-        s.read("plan.md").await.unwrap();
-        s.transform_context(&t.messages).await.unwrap();
+        let (mut t, _) = plan_read(&ws, &mut s).await;
         assert!(s.deactivate("plan.md").ok);
         t.call("d1", "deactivate", json!({"id": "plan.md"}), "deactivated");
         // The call after the deactivate stores it; the pin comes after.
