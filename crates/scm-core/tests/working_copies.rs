@@ -74,6 +74,18 @@ async fn other_work(
     }
 }
 
+/// A call with a line of output: the epoch it runs collapses the last
+/// `make`, so the next small call runs none.
+async fn quiet_call(s: &mut Session, t: &mut Transcript, outs: &mut Vec<Vec<Value>>) {
+    t.call(
+        "q",
+        "bash",
+        json!({"command": "pwd"}),
+        "/home/agent/workspace",
+    );
+    step(s, t, outs).await;
+}
+
 /// Every call so far is reconstructed exactly as it was shown.
 async fn assert_rebuilt(s: &Session, outs: &[Vec<Value>]) {
     for (k, out) in outs.iter().enumerate() {
@@ -204,6 +216,79 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
         t.user("go on");
         let resumed = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(&resumed[..after.len()], &after[..], "the prefix survives");
+        s.close().await.unwrap();
+    }
+}
+
+/// A failed edit of text the model did not have in view (pi: the text was
+/// not found) says its memory of the file is wrong: the next call shows the
+/// file as it is now, appended after the edit's result (what the last call
+/// sent stays, byte for byte, cached), rather than at the next epoch — in a
+/// live run the agent would otherwise read the file again first. The next
+/// edit quotes the copy: no second copy. A failed edit of text in view
+/// (pi: "No changes made", the old and new text were the same) gets none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copy-failed")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        quiet_call(&mut s, &mut t, &mut outs).await;
+        let failed = |t: &mut Transcript, id: &str, old: &str, new: &str, error: &str| {
+            t.assistant(
+                "",
+                &[(
+                    id,
+                    "edit",
+                    json!({"path": "plan.md", "oldText": old, "newText": new}),
+                )],
+            )
+            .result(id, "edit", error, true);
+        };
+        // Text in view (the quiet call's output): no copy.
+        failed(
+            &mut t,
+            "e0",
+            "/home/agent/workspace",
+            "/home/agent/workspace",
+            "No changes made to plan.md. The replacement produced identical content.",
+        );
+        let out = step(&mut s, &t, &mut outs).await;
+        assert!(copies_of(&out, "plan.md").is_empty(), "{:#?}", texts(&out));
+        let before = out;
+        let epochs = s.cache_stats().epochs;
+
+        failed(
+            &mut t,
+            "e1",
+            "- [ ] step 040: do it",
+            "- [x] step 040: do it",
+            "Could not find the exact text in plan.md. The old text must match exactly including all whitespace and newlines.",
+        );
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(s.cache_stats().epochs, epochs, "no epoch ran");
+        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
+        let last = texts(&out).pop().unwrap();
+        assert!(
+            last.starts_with("FILE f1 plan.md as of t"),
+            "the copy comes last: {:#?}",
+            texts(&out)
+        );
+        assert!(last.contains("- [ ] step 040: do the thing number 040 carefully"));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+
+        // The next edit quotes the copy: no second copy.
+        tick_step(&ws, &mut s, &mut t, &v1, 40, "e2").await;
+        let after = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            copies_of(&after, "plan.md").len(),
+            1,
+            "{:#?}",
+            texts(&after)
+        );
+        assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
 }
@@ -484,6 +569,30 @@ async fn copies_survive_folds_in_the_working_area() {
     }
 }
 
+/// Two plans (`a.md`, `b.md`) read once, folds on, then other work until
+/// their reads have collapsed: the session, transcript, outputs and texts.
+async fn two_plans_then_work(
+    ws: &Workspace,
+    prefix: &str,
+) -> (Session, Transcript, Vec<Vec<Value>>, String, String) {
+    let mut o = opts(prefix);
+    o.cache.fold = 150;
+    let mut s = ws.open(o).await;
+    let mut t = Transcript::default();
+    let mut outs = Vec::new();
+    let (a1, b1) = (plan(60), plan(60).replace("do the thing", "make the part"));
+    ws.write("a.md", &a1);
+    ws.write("b.md", &b1);
+    s.read("a.md").await.unwrap();
+    s.read("b.md").await.unwrap();
+    t.user("follow both plans")
+        .call("ra", "read", json!({"path": "a.md"}), &a1)
+        .call("rb", "read", json!({"path": "b.md"}), &b1);
+    step(&mut s, &t, &mut outs).await;
+    other_work(&mut s, &mut t, &mut outs, 0..4).await;
+    (s, t, outs, a1, b1)
+}
+
 /// Two files edited from memory in one assistant message, with folds
 /// running: from the call the copies first show, both are there, once each,
 /// and every call is reconstructed exactly.
@@ -491,21 +600,7 @@ async fn copies_survive_folds_in_the_working_area() {
 async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts("twocopies");
-        o.cache.fold = 150;
-        let mut s = ws.open(o).await;
-        let mut t = Transcript::default();
-        let mut outs = Vec::new();
-        let (a1, b1) = (plan(60), plan(60).replace("do the thing", "make the part"));
-        ws.write("a.md", &a1);
-        ws.write("b.md", &b1);
-        s.read("a.md").await.unwrap();
-        s.read("b.md").await.unwrap();
-        t.user("follow both plans")
-            .call("ra", "read", json!({"path": "a.md"}), &a1)
-            .call("rb", "read", json!({"path": "b.md"}), &b1);
-        step(&mut s, &t, &mut outs).await;
-        other_work(&mut s, &mut t, &mut outs, 0..4).await;
+        let (mut s, mut t, mut outs, a1, b1) = two_plans_then_work(&ws, "twocopies").await;
         // Both edited from memory, in one assistant message.
         let old_a = "- [ ] step 040: do the thing number 040 carefully";
         let old_b = "- [ ] step 041: make the part number 041 carefully";
@@ -547,6 +642,121 @@ async fn two_files_edited_from_memory_both_keep_one_copy_through_folds() {
         }
         assert!(both, "copies were shown: {:?}", s.cache_stats());
         assert!(s.cache_stats().folds >= 1, "{:?}", s.cache_stats());
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// A fold carries a working-area copy over verbatim only while the copies
+/// before it are carried too: after one made anew, the rest of the area is
+/// sent again anyway, so a copy whose file changed since is made anew as
+/// well, showing the current text rather than an old one plus the edits
+/// since (on the second real session, a fold re-sent an unchanged copy
+/// behind one it made anew).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_area_copy_behind_one_made_anew_is_made_anew_too() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let (mut s, mut t, mut outs, a1, b1) = two_plans_then_work(&ws, "area-order").await;
+        let tick = |v: &str, n: usize, what: &str| {
+            let old = format!("- [ ] step {n:03}: {what} number {n:03} carefully");
+            (old.clone(), v.replace(&old, &old.replace("- [ ]", "- [x]")))
+        };
+        let edit = |t: &mut Transcript, id: &str, path: &str, old: &str| {
+            t.call(
+                id,
+                "edit",
+                json!({"path": path, "oldText": old, "newText": old.replace("- [ ]", "- [x]")}),
+                &format!("Successfully replaced text in {path}."),
+            );
+        };
+        // Both edited from memory: both get copies, which a fold puts in
+        // its working area.
+        let (mut a, mut b) = (a1.clone(), b1.clone());
+        for (path, v, what) in [
+            ("a.md", &mut a, "do the thing"),
+            ("b.md", &mut b, "make the part"),
+        ] {
+            let (old, new) = tick(v, 40, what);
+            ws.write(path, &new);
+            s.observe_edit(path).await.unwrap();
+            edit(&mut t, &format!("e40{path}"), path, &old);
+            *v = new;
+        }
+        step(&mut s, &t, &mut outs).await;
+        let area = |out: &[Value]| -> Vec<String> {
+            let all = texts(out);
+            let end = all
+                .iter()
+                .position(|x| x.starts_with("[Earlier turns are folded"))
+                .unwrap_or(0);
+            all[..end]
+                .iter()
+                .filter(|x| x.starts_with("FILE "))
+                .cloned()
+                .collect()
+        };
+        let mut i = 4;
+        while area(outs.last().unwrap()).len() < 2 {
+            assert!(i < 40, "no fold with both copies: {:?}", s.cache_stats());
+            t.user(&format!("next {i}"));
+            make(&mut t, i);
+            step(&mut s, &t, &mut outs).await;
+            i += 1;
+        }
+        // The first copy's file changes a lot, the second's a little.
+        let order = area(outs.last().unwrap());
+        let (first, second) = match order[0].contains("a.md") {
+            true => (("a.md", "do the thing"), ("b.md", "make the part")),
+            false => (("b.md", "make the part"), ("a.md", "do the thing")),
+        };
+        let text = |path: &str| if path == "a.md" { a.clone() } else { b.clone() };
+        // (Edits of a line and a long note: large enough to count.)
+        let mut v1 = text(first.0);
+        for n in 10..18 {
+            let (old, _) = tick(&v1, n, first.1);
+            let new = format!(
+                "{}\n  note: {}",
+                old.replace("- [ ]", "- [x]"),
+                "done and checked ".repeat(20)
+            );
+            let next = v1.replace(&old, &new);
+            ws.write(first.0, &next);
+            s.observe_edit(first.0).await.unwrap();
+            t.call(
+                &format!("f{n}"),
+                "edit",
+                json!({"path": first.0, "oldText": old, "newText": new}),
+                &format!("Successfully replaced text in {}.", first.0),
+            );
+            v1 = next;
+        }
+        let v2 = text(second.0);
+        let (old, new2) = tick(&v2, 20, second.1);
+        ws.write(second.0, &new2);
+        s.observe_edit(second.0).await.unwrap();
+        edit(&mut t, "s20", second.0, &old);
+        step(&mut s, &t, &mut outs).await;
+        let folds = s.cache_stats().folds;
+        while s.cache_stats().folds == folds {
+            assert!(i < 80, "no second fold: {:?}", s.cache_stats());
+            t.user(&format!("next {i}"));
+            make(&mut t, i);
+            step(&mut s, &t, &mut outs).await;
+            i += 1;
+        }
+        let now = area(outs.last().unwrap());
+        let copy = |path: &str| {
+            now.iter()
+                .find(|x| x.lines().next().unwrap_or("").contains(path))
+        };
+        let c1 = copy(first.0).expect("the first file keeps a copy");
+        assert!(c1.contains("- [x] step 017"), "made anew: {c1}");
+        let c2 = copy(second.0).expect("the second file keeps a copy");
+        assert!(
+            c2.contains("- [x] step 020"),
+            "behind a copy made anew, made anew too (current text): {c2}"
+        );
         assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }

@@ -797,8 +797,25 @@ impl Session {
     }
 
     /// Cache layout assembly: host fold, epoch if due, render, engine fold
-    /// if due (then render again).
+    /// if due (then render again); last, the copies a failed edit calls for
+    /// (after any fold: a fold rewrites the last record, and its working
+    /// area may show the file already).
     pub(super) fn assemble_cache(&mut self) -> String {
+        let out = self.assemble_cache_folded();
+        let p = self.cache_policy();
+        let call = self.records.model_calls.len() as u32;
+        if !self
+            .cache
+            .failed_edit_copies(call, &p, &Objects(&self.objects))
+        {
+            return out;
+        }
+        self.saw_new_copies();
+        self.writes.pending.chat = true;
+        self.render_cache()
+    }
+
+    fn assemble_cache_folded(&mut self) -> String {
         let p = self.cache_policy();
         let pinned = self.pinned_calls();
         if let Some(h) = self.cache.host_fold.take() {

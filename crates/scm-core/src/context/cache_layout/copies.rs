@@ -147,6 +147,51 @@ impl CacheLayout {
         })
     }
 
+    /// Files whose edit just failed on text the model did not have in view
+    /// (its memory of the file is wrong) get their current version
+    /// appended at this call, rather than at the next epoch: in a live run
+    /// the agent would otherwise read the file again before its next try.
+    /// Appended after the last message, so the cached prefix stays; the next
+    /// epoch keeps or collapses it like any working copy. A file too large
+    /// for the copies' budget, or whose current text a live copy already
+    /// shows (an epoch or a fold at this call made it), gets none. Whether
+    /// one was appended.
+    pub fn failed_edit_copies(
+        &mut self,
+        call_index: u32,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+    ) -> bool {
+        let mut files = std::mem::take(&mut self.failed_edits);
+        files.sort_unstable();
+        files.dedup();
+        if p.working_copy_units == 0 {
+            return false;
+        }
+        let live = self.live_copies();
+        let mut made = Vec::new();
+        for f in files {
+            let Some(text) = self.current_text(f, doc) else {
+                continue;
+            };
+            if epochs::units(utf16_len(&text)) > u64::from(p.working_copy_units) {
+                continue;
+            }
+            let shown = live
+                .iter()
+                .filter(|c| c.file == f)
+                .any(|c| self.copy(c.at).is_some_and(|w| w.body() == text));
+            if !shown {
+                made.push(self.working_copy(f, &text));
+            }
+        }
+        if made.is_empty() {
+            return false;
+        }
+        self.push_appended(call_index, None, made);
+        true
+    }
+
     /// A new working copy of file `f` showing `text`.
     pub(super) fn working_copy(&self, f: u32, text: &str) -> WorkingCopy {
         let alias = file_alias(f);
@@ -182,7 +227,7 @@ impl CacheLayout {
         doc: &dyn DocLookup,
     ) -> Vec<WorkingCopy> {
         let epoch = self.state.epochs.len() as u32;
-        let last = epoch.saturating_sub(1);
+        let this_call = self.state.epochs.last().map(|e| e.call);
         let mut area: Vec<WorkingCopy> = Vec::new();
         // Per file, the first call its copy does not cover.
         let mut covers: HashMap<u32, u32> = HashMap::new();
@@ -201,15 +246,23 @@ impl CacheLayout {
                 (c, before)
             })
             .collect();
+        // Whether every area copy so far was carried over: the cached
+        // prefix reaches this copy.
+        let mut intact = true;
         for (c, before) in live {
             match c.at {
                 working::CopyAt::Area(k, j) => {
                     if !kept.contains(&c.at) {
+                        intact = false;
                         continue;
                     }
                     // Carried over verbatim while what changed the file since
                     // (its calls after the copy, the fold's block shows the
-                    // folded ones) is small; else made anew.
+                    // folded ones) is small, and only while the copies before
+                    // it were too: after one made anew it is sent again
+                    // anyway, so it is made anew unless the file is as it
+                    // shows (the current text, without later edits in the
+                    // block).
                     let since: u64 = keep
                         .iter()
                         .filter(|&&k| {
@@ -217,10 +270,18 @@ impl CacheLayout {
                         })
                         .map(|&k| working::view_units(&self.state.calls[k], p))
                         .sum();
-                    if since * 8 <= c.units {
+                    let carry = match intact {
+                        true => since * 8 <= c.units,
+                        false => {
+                            let copy = &self.state.folds[k as usize].copies[j as usize];
+                            self.current_text(c.file, doc).as_deref() == Some(copy.body())
+                        }
+                    };
+                    if carry {
                         area.push(self.state.folds[k as usize].copies[j as usize].clone());
                         covers.insert(c.file, c.after);
                     } else {
+                        intact = false;
                         remake.push(c.file);
                     }
                 }
@@ -229,7 +290,7 @@ impl CacheLayout {
                         covers.insert(c.file, c.after);
                         continue;
                     }
-                    if k == last {
+                    if Some(self.state.epochs[k as usize].call) == this_call {
                         // Made at this call: nobody saw it where it was.
                         self.state.epochs[k as usize].copies.clear();
                         self.state.epochs[k as usize].copy_before = None;

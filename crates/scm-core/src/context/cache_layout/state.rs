@@ -129,6 +129,9 @@ pub struct CacheLayout {
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
+    /// Files whose edit, its result arrived at this call, failed on text
+    /// the model did not have in view ([`CacheLayout::failed_edit_copies`]).
+    pub failed_edits: Vec<u32>,
     /// Calls pointing at a working copy, not voided (see
     /// [`ToolCallState::copy_dedupe`]); derived from `state.calls`.
     pub(super) copy_pointers: Vec<u32>,
@@ -225,6 +228,17 @@ impl CacheLayout {
     /// Appends a text after the last item (see [`EpochRecord::notice`]): an
     /// epoch that collapses nothing.
     pub fn push_notice(&mut self, call_index: u32, text: String) {
+        self.push_appended(call_index, Some(text), Vec::new());
+    }
+
+    /// A record that collapses nothing: `delta` and `copies` after the last
+    /// item (see [`EpochRecord::notice`]).
+    pub(super) fn push_appended(
+        &mut self,
+        call_index: u32,
+        delta: Option<String>,
+        copies: Vec<WorkingCopy>,
+    ) {
         let (thinking_before, working) = self
             .state
             .epochs
@@ -234,10 +248,10 @@ impl CacheLayout {
             call: call_index,
             thinking_before,
             anchor: self.items.len().saturating_sub(1) as u32,
-            delta: Some(text),
+            delta,
             working,
             notice: true,
-            copies: Vec::new(),
+            copies,
             copy_before: None,
         });
     }
