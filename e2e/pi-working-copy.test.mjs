@@ -67,5 +67,37 @@ for (const line of PI_LINES) {
 			assert.equal(count(allText(last), "step 031: do the thing"), 1, "once");
 			assert.equal(count(allText(last), oldLine), 1, "the old line only as the edit's (live) old text");
 		});
+
+		it("an edit that fails on text the model cannot see brings the file as it is now at the next call", opt, async () => {
+			const v1 = plan(40);
+			const ws = workspace(BASE, { "plan.md": v1 });
+			const wrong = "- [ ] step 030: do the thing number 30 badly";
+			const r = await runScm({
+				line, ...ws,
+				env: ENV,
+				script: [
+					step(call("read", { path: "plan.md" })),
+					step(call("bash", { command: seqCmd("A") })),
+					step(call("bash", { command: seqCmd("B") })),
+					step(call("bash", { command: seqCmd("C") })),
+					// Misremembers a line of the read, collapsed by now: pi's edit fails.
+					step(call("edit", { path: "plan.md", oldText: wrong, newText: wrong.replace("- [ ]", "- [x]") })),
+					"done",
+				],
+				prompt: "follow the plan",
+			});
+			assert.equal(r.exitCode, 0, failInfo(r));
+			for (const c of r.captures) assertToolResultsPaired(c);
+			assert.ok(userVisibleResults(r).some((x) => x.isError), "the edit failed");
+			const [before, after] = [r.captures[4], r.captures[5]];
+			assert.equal(count(allText(before), "step 031: do the thing"), 0, "collapsed before the edit");
+			// The call after the failed edit ends with the file as it is (an epoch may run at this
+			// call with these thresholds; the cached prefix is asserted in tests/working_copies.rs).
+			const now = convo(after).map(messageText);
+			const copy = now.at(-1);
+			assert.match(copy, /^FILE f1 plan\.md as of t\d+ /, JSON.stringify(now));
+			assert.ok(copy.includes("- [ ] step 030: do the thing number 30 well"), "the file as it is");
+			assert.equal(count(allText(after), "step 031: do the thing"), 1, "once");
+		});
 	});
 }
