@@ -293,6 +293,40 @@ async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
     }
 }
 
+/// A failed edit of a file whose current text is in view (its read is
+/// still live): the model can see the file, it misquoted it; a copy would
+/// show the text twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_edit_of_a_file_in_view_gets_no_copy() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copy-failed-seen");
+        o.cache.high = 100_000; // no epoch: the read stays live
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        read_plan(&ws, &mut s, &mut t, &mut outs).await;
+        t.assistant(
+            "",
+            &[(
+                "e1",
+                "edit",
+                json!({"path": "plan.md", "oldText": "- [ ] step 040: do it", "newText": "- [x] step 040: do it"}),
+            )],
+        )
+        .result("e1", "edit", "Could not find the exact text in plan.md.", true);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            occurrences(&out, "step 041: do the thing"),
+            1,
+            "{:#?}",
+            texts(&out)
+        );
+        assert!(copies_of(&out, "plan.md").is_empty());
+        s.close().await.unwrap();
+    }
+}
+
 /// An epoch's new copy goes right before the first message that epoch
 /// rewrote: everything above stays as the last call sent it (cached), and
 /// below the copy nothing is sent again that the epoch did not change

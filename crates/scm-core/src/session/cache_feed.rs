@@ -802,6 +802,18 @@ impl Session {
     /// area may show the file already).
     pub(super) fn assemble_cache(&mut self) -> String {
         let out = self.assemble_cache_folded();
+        // A file whose current text a live call still shows needs no copy:
+        // the model misquoted what it can see.
+        let failed = std::mem::take(&mut self.cache.failed_edits);
+        self.cache.failed_edits = failed
+            .into_iter()
+            .filter(|&f| {
+                let Some(id) = self.cache.aliases.f.get(f as usize) else {
+                    return false;
+                };
+                self.live_in_view(id).is_none() && self.slice_in_view(id).is_none()
+            })
+            .collect();
         let p = self.cache_policy();
         let call = self.records.model_calls.len() as u32;
         if !self
