@@ -154,6 +154,7 @@ impl CacheLayout {
         self.latest_show.clear();
         self.file_calls.clear();
         self.fresh.clear();
+        self.failed_edits.clear();
         self.read_sizes.clear();
         self.copy_pointers.clear();
         for i in 0..self.state.calls.len() {
