@@ -1,16 +1,23 @@
-//! The engine's fold summary (docs/notes/layout-experiments.md §6.6). The
+//! Folds: what a fold does to the layout's state (its record, the
+//! `PINNED` block of what it keeps, the file list it renews) and the
+//! engine's fold summary (docs/notes/layout-experiments.md §6.6). The
 //! engine cannot call a model, so the summary is **extractive** and
 //! deterministic: per folded turn the user's prompt, the tool calls by id
 //! and the files changed, and the assistant's last text, newest turns first
 //! until the budget is spent; older turns get one line of ids. Everything
-//! folded stays retrievable by id.
+//! folded stays retrievable by id. Its working area is `copies.rs`.
+
+use std::collections::HashSet;
 
 use super::items::{Item, ItemKind};
-use super::records::FileEntry;
+use super::records::{FileEntry, FoldRecord, WorkingCopy};
+use super::render::{DocLookup, Env};
+use super::state::{CacheLayout, FoldPlan};
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
-use crate::context::epochs::ToolCallState;
+use crate::context::epochs::{CachePolicy, ToolCallState};
 use crate::context::words::one_line;
+use crate::model::FilesystemSource;
 use serde_json::Value;
 
 /// First line of every fold message.
@@ -223,6 +230,194 @@ fn turn_block(d: &TurnDigest, calls: &[ToolCallState], files: &[FileEntry]) -> S
         s.push_str(&one_line(&o, OUTCOME_CHARS));
     }
     s
+}
+
+/// A fold applied to the layout's state: its summary, its `PINNED` block
+/// and its record.
+impl CacheLayout {
+    /// Applies a fold at `plan` with summary `text` (prefixed with the fold
+    /// line) and its `PINNED` block with the calls that block shows; the
+    /// epoch's delta becomes the full file list.
+    pub fn apply_fold(
+        &mut self,
+        plan: FoldPlan,
+        text: &str,
+        (pinned_block, block): (Option<String>, Vec<u32>),
+        host: bool,
+        file_line: &dyn Fn(u32) -> String,
+        area: Vec<WorkingCopy>,
+    ) {
+        let epoch = self.state.epochs.len() as u32;
+        let full = self.delta(file_line, true);
+        if let Some(e) = self.state.epochs.last_mut() {
+            e.delta = full;
+            self.changed.epochs.insert(epoch - 1);
+            self.texts.forget_epoch(epoch as usize - 1);
+        }
+        self.void_folded_dedupes(plan.cut, epoch, &block);
+        self.state.folds.push(FoldRecord {
+            epoch,
+            cut: plan.cut,
+            user: plan.user,
+            text: format!("{FOLD_LINE}\n{text}"),
+            pinned: pinned_block,
+            block,
+            host,
+            copies: area,
+            block_first: true,
+        });
+        self.settle_copy_dedupes(epoch);
+        self.fold_plan = None;
+    }
+
+    /// Targets before `cut` of the live "shown above" notes from `cut` on
+    /// (a fold at `cut` would leave those notes pointing at nothing).
+    pub fn note_targets_before(&self, cut: u32) -> Vec<usize> {
+        let epochs = self.state.epochs.len() as u32;
+        let item = |k: usize| self.items.result_item.get(k).copied().flatten();
+        self.state
+            .calls
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| {
+                let t = c.points_to? as usize;
+                let kept = item(k).is_some_and(|r| r >= cut) && c.result_live_at(epochs);
+                (kept && self.showing_item(t as u32).is_some_and(|r| r < cut)).then_some(t)
+            })
+            .collect()
+    }
+
+    /// The engine's fold summary for a cut (see [`fold`]); `repeated`: the
+    /// user item shown again after it.
+    pub fn summary<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        repeated: Option<u32>,
+        p: &CachePolicy,
+    ) -> String {
+        extractive_summary(
+            turns,
+            &self.items.list,
+            cut as usize,
+            repeated.map(|u| u as usize),
+            &self.state.calls,
+            &self.state.files,
+            p.summary_chars as usize,
+        )
+    }
+
+    /// The calls a fold at `cut` shows in its `PINNED` block: those of
+    /// `keep` whose place it folds, ascending.
+    pub fn block_calls(&self, cut: u32, keep: &HashSet<usize>) -> Vec<usize> {
+        let mut calls: Vec<usize> = keep
+            .iter()
+            .copied()
+            .filter(|&c| {
+                self.items
+                    .result_item
+                    .get(c)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|r| r < cut)
+            })
+            .collect();
+        calls.sort_unstable();
+        calls
+    }
+
+    /// The `PINNED` block for pinned calls whose place is before `cut`.
+    pub fn pinned_block<T: AsRef<Turn>>(
+        &self,
+        turns: &[T],
+        cut: u32,
+        pinned: &HashSet<usize>,
+        p: &CachePolicy,
+        doc: &dyn DocLookup,
+        display: &dyn Fn(&FilesystemSource) -> String,
+    ) -> Option<String> {
+        let calls = self.block_calls(cut, pinned);
+        if calls.is_empty() {
+            return None;
+        }
+        let env = Env {
+            turns,
+            items: &self.items,
+            aliases: &self.aliases,
+            state: &self.state,
+            policy: p,
+            doc,
+            frozen: &self.frozen,
+            display,
+            epochs: self.state.epochs.len() as u32,
+            limit: self.items.len(),
+        };
+        let mut s = String::from("PINNED");
+        // The texts of the reads and writes shown so far, by file.
+        let mut shown: Vec<(Option<u32>, usize, String)> = Vec::new();
+        for &c in &calls {
+            let st = &self.state.calls[c];
+            // An identical re-read whose original the block shows too points
+            // there (one whose original is folded away is voided: its text),
+            // as does a read of a text an entry above shows already (seed
+            // 1270: a whole read and a range covering the whole file, both
+            // pointing at a write the fold folded away).
+            let read_text = (st.tool == "read").then(|| env.live_text(c as u32));
+            let original = st
+                .dedupe()
+                .filter(|&d| calls.contains(&(d as usize)))
+                .or_else(|| {
+                    let text = read_text.as_ref()?;
+                    shown
+                        .iter()
+                        .find(|(f, _, t)| *f == st.file && t == text)
+                        .map(|(_, j, _)| *j as u32)
+                });
+            let text = if let Some(d) = original {
+                format!(
+                    "[{}: identical to {} above]",
+                    call_alias(c as u32),
+                    call_alias(d)
+                )
+            } else if st.tool == "write" {
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .and_then(|a| a.get("content"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            } else if st.tool == "edit" {
+                // The edit's bodies: what a working file's view needs.
+                env.call_doc(c as u32)
+                    .and_then(|d| d.get("args"))
+                    .map(|a| serde_json::to_string(a).unwrap_or_default())
+                    .unwrap_or_default()
+            } else {
+                read_text.unwrap_or_else(|| env.live_text(c as u32))
+            };
+            let head = match st.file.filter(|_| st.shows.is_empty()) {
+                Some(f) => format!(
+                    "--- file id={} path={} ({}{}) ---",
+                    file_alias(f),
+                    self.state
+                        .files
+                        .get(f as usize)
+                        .map_or("", |e| e.path.as_str()),
+                    call_alias(c as u32),
+                    if st.tool == "edit" { " edit" } else { "" }
+                ),
+                None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
+            };
+            if original.is_none() && matches!(st.tool.as_str(), "read" | "write") {
+                shown.push((st.file, c, text.clone()));
+            }
+            s.push('\n');
+            s.push_str(&head);
+            s.push('\n');
+            s.push_str(&text);
+        }
+        Some(s)
+    }
 }
 
 #[cfg(test)]

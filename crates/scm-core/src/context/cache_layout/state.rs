@@ -1,18 +1,18 @@
 //! The cache layout's state machine: calls, files and results arrive,
 //! epochs collapse, folds cut; rendered items are cached per epoch.
 //!
-//! (Over ~800 lines on purpose: one state machine whose steps share private caches; records, items and rendering are its siblings.)
+//! (Over ~800 lines on purpose: one state machine whose steps share private caches; records, items, rendering,
+//! folds and working copies are its siblings.)
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::fold::{self, FOLD_LINE};
 use super::items::{ItemKind, Items};
-use super::records::{CacheState, EpochRecord, FileEntry, FoldRecord, WorkingCopy};
+use super::records::{CacheState, EpochRecord, FileEntry, WorkingCopy};
 use super::render::{arg_chars, DocLookup, Env, Frozen, TextJson, HEADER};
-use crate::context::aliases::{call_alias, file_alias, Alias, Aliases};
+use crate::context::aliases::{Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Dedupe, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
@@ -106,7 +106,7 @@ pub struct CacheLayout {
     pub(super) open: Vec<u32>,
     pub(super) open_looked: usize,
     /// The state's text messages, serialised.
-    texts: TextJson,
+    pub(super) texts: TextJson,
     /// Length of the last rendered context (sizes the next one).
     out_len: usize,
     /// Calls whose live units may not be 0 (of the first `looked`).
@@ -815,7 +815,7 @@ impl CacheLayout {
 
     /// `FILES +k` with the files first seen since the last delta (all of
     /// them when `all`).
-    fn delta(&mut self, file_line: &dyn Fn(u32) -> String, all: bool) -> Option<String> {
+    pub(super) fn delta(&mut self, file_line: &dyn Fn(u32) -> String, all: bool) -> Option<String> {
         let from = if all { 0 } else { self.state.files_listed };
         let to = self.state.files.len() as u32;
         self.state.files_listed = to;
@@ -828,58 +828,6 @@ impl CacheLayout {
             s.push_str(&file_line(i));
         }
         Some(s)
-    }
-
-    /// Applies a fold at `plan` with summary `text` (prefixed with the fold
-    /// line) and its `PINNED` block with the calls that block shows; the
-    /// epoch's delta becomes the full file list.
-    pub fn apply_fold(
-        &mut self,
-        plan: FoldPlan,
-        text: &str,
-        (pinned_block, block): (Option<String>, Vec<u32>),
-        host: bool,
-        file_line: &dyn Fn(u32) -> String,
-        area: Vec<WorkingCopy>,
-    ) {
-        let epoch = self.state.epochs.len() as u32;
-        let full = self.delta(file_line, true);
-        if let Some(e) = self.state.epochs.last_mut() {
-            e.delta = full;
-            self.changed.epochs.insert(epoch - 1);
-            self.texts.forget_epoch(epoch as usize - 1);
-        }
-        self.void_folded_dedupes(plan.cut, epoch, &block);
-        self.state.folds.push(FoldRecord {
-            epoch,
-            cut: plan.cut,
-            user: plan.user,
-            text: format!("{FOLD_LINE}\n{text}"),
-            pinned: pinned_block,
-            block,
-            host,
-            copies: area,
-            block_first: true,
-        });
-        self.settle_copy_dedupes(epoch);
-        self.fold_plan = None;
-    }
-
-    /// Targets before `cut` of the live "shown above" notes from `cut` on
-    /// (a fold at `cut` would leave those notes pointing at nothing).
-    pub fn note_targets_before(&self, cut: u32) -> Vec<usize> {
-        let epochs = self.state.epochs.len() as u32;
-        let item = |k: usize| self.items.result_item.get(k).copied().flatten();
-        self.state
-            .calls
-            .iter()
-            .enumerate()
-            .filter_map(|(k, c)| {
-                let t = c.points_to? as usize;
-                let kept = item(k).is_some_and(|r| r >= cut) && c.result_live_at(epochs);
-                (kept && self.showing_item(t as u32).is_some_and(|r| r < cut)).then_some(t)
-            })
-            .collect()
     }
 
     /// The current fold's cut (0 when unfolded).
@@ -995,138 +943,6 @@ impl CacheLayout {
             items: self.items.len(),
             size_scale_permille: self.read_sizes.permille(p.scale_above),
         }
-    }
-
-    /// The engine's fold summary for a cut (see [`fold`]); `repeated`: the
-    /// user item shown again after it.
-    pub fn summary<T: AsRef<Turn>>(
-        &self,
-        turns: &[T],
-        cut: u32,
-        repeated: Option<u32>,
-        p: &CachePolicy,
-    ) -> String {
-        fold::extractive_summary(
-            turns,
-            &self.items.list,
-            cut as usize,
-            repeated.map(|u| u as usize),
-            &self.state.calls,
-            &self.state.files,
-            p.summary_chars as usize,
-        )
-    }
-
-    /// The calls a fold at `cut` shows in its `PINNED` block: those of
-    /// `keep` whose place it folds, ascending.
-    pub fn block_calls(&self, cut: u32, keep: &HashSet<usize>) -> Vec<usize> {
-        let mut calls: Vec<usize> = keep
-            .iter()
-            .copied()
-            .filter(|&c| {
-                self.items
-                    .result_item
-                    .get(c)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|r| r < cut)
-            })
-            .collect();
-        calls.sort_unstable();
-        calls
-    }
-
-    /// The `PINNED` block for pinned calls whose place is before `cut`.
-    pub fn pinned_block<T: AsRef<Turn>>(
-        &self,
-        turns: &[T],
-        cut: u32,
-        pinned: &HashSet<usize>,
-        p: &CachePolicy,
-        doc: &dyn DocLookup,
-        display: &dyn Fn(&FilesystemSource) -> String,
-    ) -> Option<String> {
-        let calls = self.block_calls(cut, pinned);
-        if calls.is_empty() {
-            return None;
-        }
-        let env = Env {
-            turns,
-            items: &self.items,
-            aliases: &self.aliases,
-            state: &self.state,
-            policy: p,
-            doc,
-            frozen: &self.frozen,
-            display,
-            epochs: self.state.epochs.len() as u32,
-            limit: self.items.len(),
-        };
-        let mut s = String::from("PINNED");
-        // The texts of the reads and writes shown so far, by file.
-        let mut shown: Vec<(Option<u32>, usize, String)> = Vec::new();
-        for &c in &calls {
-            let st = &self.state.calls[c];
-            // An identical re-read whose original the block shows too points
-            // there (one whose original is folded away is voided: its text),
-            // as does a read of a text an entry above shows already (seed
-            // 1270: a whole read and a range covering the whole file, both
-            // pointing at a write the fold folded away).
-            let read_text = (st.tool == "read").then(|| env.live_text(c as u32));
-            let original = st
-                .dedupe()
-                .filter(|&d| calls.contains(&(d as usize)))
-                .or_else(|| {
-                    let text = read_text.as_ref()?;
-                    shown
-                        .iter()
-                        .find(|(f, _, t)| *f == st.file && t == text)
-                        .map(|(_, j, _)| *j as u32)
-                });
-            let text = if let Some(d) = original {
-                format!(
-                    "[{}: identical to {} above]",
-                    call_alias(c as u32),
-                    call_alias(d)
-                )
-            } else if st.tool == "write" {
-                env.call_doc(c as u32)
-                    .and_then(|d| d.get("args"))
-                    .and_then(|a| a.get("content"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            } else if st.tool == "edit" {
-                // The edit's bodies: what a working file's view needs.
-                env.call_doc(c as u32)
-                    .and_then(|d| d.get("args"))
-                    .map(|a| serde_json::to_string(a).unwrap_or_default())
-                    .unwrap_or_default()
-            } else {
-                read_text.unwrap_or_else(|| env.live_text(c as u32))
-            };
-            let head = match st.file.filter(|_| st.shows.is_empty()) {
-                Some(f) => format!(
-                    "--- file id={} path={} ({}{}) ---",
-                    file_alias(f),
-                    self.state
-                        .files
-                        .get(f as usize)
-                        .map_or("", |e| e.path.as_str()),
-                    call_alias(c as u32),
-                    if st.tool == "edit" { " edit" } else { "" }
-                ),
-                None => format!("--- {} {} ---", call_alias(c as u32), st.tool),
-            };
-            if original.is_none() && matches!(st.tool.as_str(), "read" | "write") {
-                shown.push((st.file, c, text.clone()));
-            }
-            s.push('\n');
-            s.push_str(&head);
-            s.push('\n');
-            s.push_str(&text);
-        }
-        Some(s)
     }
 }
 
