@@ -165,7 +165,7 @@ impl CacheLayout {
         let mut files = std::mem::take(&mut self.failed_edits);
         files.sort_unstable();
         files.dedup();
-        if p.working_copy_units == 0 {
+        if files.is_empty() || p.working_copy_units == 0 {
             return false;
         }
         let live = self.live_copies();

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use super::items::{Item, ItemKind};
 use super::records::{FileEntry, FoldRecord, WorkingCopy};
-use super::render::{DocLookup, Env};
+use super::render::{content_text, DocLookup, Env};
 use super::state::{CacheLayout, FoldPlan};
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
@@ -33,20 +33,6 @@ const OUTCOME_CHARS: usize = 300;
 /// What a turn's block says instead of its prompt when the fold shows that
 /// prompt right after the summary.
 pub const PROMPT_FOLLOWS: &str = "the current turn; its prompt follows this summary";
-
-/// The text parts of a message `content` (string or parts), joined.
-pub fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter(|p| p["type"] == "text")
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
 
 fn assistant_text(e: &MessageEntry) -> Option<String> {
     let text: Vec<&str> = e

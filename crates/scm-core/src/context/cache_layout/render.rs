@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::fold;
 use super::items::{Item, ItemKind, Items};
 use super::records::{CacheState, FoldRecord};
 use crate::context::aliases::{call_alias, file_alias, Aliases};
@@ -690,7 +689,7 @@ impl JsonArray {
 /// Rendered chars of a context as the fold trigger counts them: texts,
 /// kept thinking, `JSON(args) + 40` per tool call, refs. System excluded.
 pub fn rendered_chars(messages: &[Value]) -> u64 {
-    let text = |c: &Value| utf16_len(&fold::content_text(c));
+    let text = |c: &Value| utf16_len(&content_text(c));
     let mut n = 0;
     for m in messages {
         match m["role"].as_str() {
@@ -712,4 +711,18 @@ pub fn rendered_chars(messages: &[Value]) -> u64 {
         }
     }
     n
+}
+
+/// The text parts of a message `content` (string or parts), joined.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
