@@ -275,6 +275,25 @@ for (const line of PI_LINES) {
 			assert.equal(count(allText(c4), "LONG-END"), 1, "the output of t2 (short) stays");
 		});
 
+		it("a user's !cmd run: the files its command and output name are listed [unread], as a bash call's are", opt, async () => {
+			const ws = workspace(BASE, { "docs/guide.md": "guide\n", "docs/notes.md": "notes\n", "README.md": "readme\n" });
+			// The FILES list comes with the next epoch: a bash call's output makes one.
+			const rpc = await startScmRpc({ line, ...ws, env: cache(50, 10), script: [step(call("bash", { command: seqCmd("ROW") })), "ok"] });
+			let r;
+			try {
+				// `!ls docs` in the TUI; RPC's `bash` runs it the same way (a bashExecution message).
+				const run = await rpc.send({ type: "bash", command: "ls docs" });
+				assert.equal(run.success, true, JSON.stringify(run));
+				await rpc.prompt("what is in docs?");
+			} finally {
+				r = checkedRpc(await rpc.close());
+			}
+			const c = r.captures.at(-1);
+			assert.match(allText(c), /guide\.md/, "the run reaches the model");
+			for (const p of ["docs/guide.md", "docs/notes.md"]) assert.equal(fileListed(c, p)?.unread, true, JSON.stringify(filesListed(c)));
+			assert.equal(fileListed(c, "README.md"), undefined, "only named files are discovered");
+		});
+
 		it("an external edit between prompts: activating the file shows the watcher's version", opt, async () => {
 			const v1 = doc("ALPHA-1");
 			const v2 = doc("ALPHA-2");

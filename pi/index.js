@@ -68,6 +68,7 @@ export default function selfContextManager(pi) {
 		systemPrompt: null, // { cm, text } last handed to that manager (storeSystemPrompt)
 		estimateTranscript: transcriptEstimator(), // chars/4-style estimate of pi's own transcript, incremental
 		runs: 0, // completed agent runs (for checkpointEvery)
+		userBash: new WeakSet(), // the user's `!cmd` runs (bashExecution messages) already observed
 	};
 
 	function notifyOnce(ctx, key, message, level = "warning") {
@@ -273,6 +274,7 @@ export default function selfContextManager(pi) {
 		const cm = await manager(ctx);
 		if (!cm) return;
 		const raw = llmMessages(e.messages);
+		await observeUserBash(ctx, e.messages);
 		let out;
 		try {
 			storeSystemPrompt(cm, ctx);
@@ -304,6 +306,19 @@ export default function selfContextManager(pi) {
 		} catch {}
 		return { messages };
 	});
+
+	/**
+	 * The user's `!cmd` runs reach the model as bashExecution messages: the files their command and output name
+	 * are discovered as a `bash` tool call's are (what counts is the core's `observeBash`). `!!cmd` runs, kept out
+	 * of the model's context, are not.
+	 */
+	async function observeUserBash(ctx, messages) {
+		for (const m of messages ?? []) {
+			if (m?.role !== "bashExecution" || m.excludeFromContext || S.userBash.has(m)) continue;
+			S.userBash.add(m);
+			if (typeof m.command === "string") await observe(ctx, "!cmd output", (cm) => cm.observeBash(m.command, typeof m.output === "string" ? m.output : ""));
+		}
+	}
 
 	/**
 	 * pi sends its system prompt itself (emitSystemMessage: false); the session stores it, as a new version whenever
