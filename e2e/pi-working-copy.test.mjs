@@ -14,6 +14,8 @@ const BASE = tempBase("pi-working-copy");
 /** A plan of `n` checklist lines, ~60 chars each. */
 const plan = (n) => Array.from({ length: n }, (_, i) => `- [ ] step ${String(i).padStart(3, "0")}: do the thing number ${i} well\n`).join("");
 const seqCmd = (tag) => `seq -f '${tag} %03g' 1 40`;
+/** The plan read whole, then three calls of other work: its read has collapsed by then. */
+const readThenCollapse = () => [step(call("read", { path: "plan.md" })), ...["A", "B", "C"].map((t) => step(call("bash", { command: seqCmd(t) })))];
 // Small thresholds (chars/4 units): epochs every few calls; the plan's read (~600 units) is over
 // the views' budget, its copy within the copies'; no fold.
 const ENV = {
@@ -38,10 +40,7 @@ for (const line of PI_LINES) {
 				line, ...ws,
 				env: ENV,
 				script: [
-					step(call("read", { path: "plan.md" })),
-					step(call("bash", { command: seqCmd("A") })),
-					step(call("bash", { command: seqCmd("B") })),
-					step(call("bash", { command: seqCmd("C") })),
+					...readThenCollapse(),
 					// Quotes a line of the read, collapsed by now.
 					step(call("edit", { path: "plan.md", oldText: oldLine, newText: newLine })),
 					step(call("bash", { command: seqCmd("D") })),
@@ -76,10 +75,7 @@ for (const line of PI_LINES) {
 				line, ...ws,
 				env: ENV,
 				script: [
-					step(call("read", { path: "plan.md" })),
-					step(call("bash", { command: seqCmd("A") })),
-					step(call("bash", { command: seqCmd("B") })),
-					step(call("bash", { command: seqCmd("C") })),
+					...readThenCollapse(),
 					// Misremembers a line of the read, collapsed by now: pi's edit fails.
 					step(call("edit", { path: "plan.md", oldText: wrong, newText: wrong.replace("- [ ]", "- [x]") })),
 					"done",

@@ -129,6 +129,19 @@ async fn read_plan_then_work(
     v1
 }
 
+/// A failed edit of `plan.md` (call `id`), answered with pi's `error`.
+fn failed_edit(t: &mut Transcript, id: &str, old: &str, new: &str, error: &str) {
+    t.assistant(
+        "",
+        &[(
+            id,
+            "edit",
+            json!({"path": "plan.md", "oldText": old, "newText": new}),
+        )],
+    )
+    .result(id, "edit", error, true);
+}
+
 /// The agent ticks off step `n` of plan text `v` on disk and in an edit
 /// (call `id`), as pi does: the new text.
 async fn tick_step(
@@ -236,19 +249,8 @@ async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
         let mut outs = Vec::new();
         let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
         quiet_call(&mut s, &mut t, &mut outs).await;
-        let failed = |t: &mut Transcript, id: &str, old: &str, new: &str, error: &str| {
-            t.assistant(
-                "",
-                &[(
-                    id,
-                    "edit",
-                    json!({"path": "plan.md", "oldText": old, "newText": new}),
-                )],
-            )
-            .result(id, "edit", error, true);
-        };
         // Text in view (the quiet call's output): no copy.
-        failed(
+        failed_edit(
             &mut t,
             "e0",
             "/home/agent/workspace",
@@ -260,7 +262,7 @@ async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
         let before = out;
         let epochs = s.cache_stats().epochs;
 
-        failed(
+        failed_edit(
             &mut t,
             "e1",
             "- [ ] step 040: do it",
@@ -306,15 +308,13 @@ async fn a_failed_edit_of_a_file_in_view_gets_no_copy() {
         let mut t = Transcript::default();
         let mut outs = Vec::new();
         read_plan(&ws, &mut s, &mut t, &mut outs).await;
-        t.assistant(
-            "",
-            &[(
-                "e1",
-                "edit",
-                json!({"path": "plan.md", "oldText": "- [ ] step 040: do it", "newText": "- [x] step 040: do it"}),
-            )],
-        )
-        .result("e1", "edit", "Could not find the exact text in plan.md.", true);
+        failed_edit(
+            &mut t,
+            "e1",
+            "- [ ] step 040: do it",
+            "- [x] step 040: do it",
+            "Could not find the exact text in plan.md.",
+        );
         let out = step(&mut s, &t, &mut outs).await;
         assert_eq!(
             occurrences(&out, "step 041: do the thing"),

@@ -168,7 +168,6 @@ impl CacheLayout {
         if files.is_empty() || p.working_copy_units == 0 {
             return false;
         }
-        let live = self.live_copies();
         let mut made = Vec::new();
         for f in files {
             let Some(text) = self.current_text(f, doc) else {
@@ -177,11 +176,7 @@ impl CacheLayout {
             if epochs::units(utf16_len(&text)) > u64::from(p.working_copy_units) {
                 continue;
             }
-            let shown = live
-                .iter()
-                .filter(|c| c.file == f)
-                .any(|c| self.copy(c.at).is_some_and(|w| w.body() == text));
-            if !shown {
+            if self.copy_showing(f, &text).is_none() {
                 made.push(self.working_copy(f, &text));
             }
         }
