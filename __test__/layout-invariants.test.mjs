@@ -166,10 +166,13 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       if (all.includes(old)) expect(all.includes(disk(rel)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel)), `${where(n)}: ${rel} changed on disk, not told`).toBe(true);
     }
     changed = new Map();
-    // A pinned file stays in view (as pinned) until unpinned or deactivated.
+    // A pinned file stays in view until unpinned or deactivated: the text it showed when pinned, or — a pin
+    // pointing at the file's working copy keeps the copy, which a fold makes anew as the file is now — a whole
+    // copy of the file (later edits follow it, and a change on disk is told, check 6).
     // (Cache layout: in the spec layout a pin only exempts an object from collapsing, SSOT §3.1, it shows nothing.)
     for (const rel of cacheLayout ? pinned : []) {
-      const text = shown.get(rel);
+      const copy = texts.find((t) => fileCopyHead.exec(t)?.[2] === rel);
+      const text = copy !== undefined && !all.includes(shown.get(rel)) ? copy : shown.get(rel);
       if (!all.includes(text) && process.env.INV_DEBUG) {
         const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
         calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));

@@ -950,3 +950,116 @@ async fn an_activation_of_what_a_working_copy_shows_points_at_the_copy() {
         s.close().await.unwrap();
     }
 }
+
+/// The agent pins a file whose working copy in view shows its current
+/// version: `[f1 is shown above]`, not its text a second time (a pin of the
+/// plan the agent works from is what a model does to keep it); the pin
+/// keeps the copy in view after the file is no longer worked on, through
+/// folds, until `unpin` lets it go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_of_what_a_working_copy_shows_points_at_the_copy_and_keeps_it() {
+    for fold in [0, 150] {
+        for store in stores() {
+            let ws = Workspace::new(store);
+            let mut o = opts("copypin");
+            o.cache.fold = fold;
+            let mut s = ws.open(o).await;
+            let mut t = Transcript::default();
+            let mut outs = Vec::new();
+            let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+            tick_step_040(&ws, &mut s, &mut t, &v1).await;
+            step(&mut s, &t, &mut outs).await;
+            other_work(&mut s, &mut t, &mut outs, 4..8).await;
+            assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+
+            let op = s.pin("plan.md");
+            assert!(op.ok, "{op:?}");
+            t.call("p1", "pin", json!({"id": "plan.md"}), &op.message);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(
+                texts(&out).iter().any(|x| x == "[f1 is shown above]"),
+                "fold {fold}: {:#?}",
+                texts(&out)
+            );
+            // Pinned: the plan once at every call, long after the agent
+            // last worked on it (it stays working 40 calls).
+            for i in 8..70 {
+                t.user(&format!("go on with part {i}"));
+                make(&mut t, i);
+                let out = step(&mut s, &t, &mut outs).await;
+                assert_eq!(
+                    occurrences(&out, "step 041: do the thing"),
+                    1,
+                    "fold {fold}, call {}: {:#?}",
+                    outs.len() - 1,
+                    texts(&out)
+                );
+            }
+            if fold > 0 {
+                assert!(s.cache_stats().folds >= 2, "{:?}", s.cache_stats());
+            }
+            let op = s.unpin("plan.md");
+            assert!(op.ok, "{op:?}");
+            t.call("u1", "unpin", json!({"id": "plan.md"}), &op.message);
+            step(&mut s, &t, &mut outs).await;
+            other_work(&mut s, &mut t, &mut outs, 70..80).await;
+            assert_eq!(
+                occurrences(outs.last().unwrap(), "step 041: do the thing"),
+                0,
+                "fold {fold}: unpinned, it goes: {:#?}",
+                texts(outs.last().unwrap())
+            );
+            assert_rebuilt(&s, &outs).await;
+            s.close().await.unwrap();
+        }
+    }
+}
+
+/// A pin pointing at the working copy, then `deactivate`: the copy goes
+/// with it, and a later `activate` shows the file again rather than point
+/// at a copy no longer in view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deactivated_pin_on_a_copy_hides_it_and_activate_brings_it_back() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copypindeact")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
+        let op = s.pin("plan.md");
+        t.call("p1", "pin", json!({"id": "plan.md"}), &op.message);
+        step(&mut s, &t, &mut outs).await;
+        // Long past the plan's working window, then hidden on request.
+        other_work(&mut s, &mut t, &mut outs, 8..60).await;
+        assert_eq!(
+            occurrences(outs.last().unwrap(), "step 041: do the thing"),
+            1
+        );
+        let op = s.deactivate("plan.md");
+        assert!(op.ok, "{op:?}");
+        t.call("d1", "deactivate", json!({"id": "plan.md"}), &op.message);
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 60..64).await;
+        assert_eq!(
+            occurrences(outs.last().unwrap(), "step 041: do the thing"),
+            0,
+            "deactivated: {:#?}",
+            texts(outs.last().unwrap())
+        );
+        let op = s.activate("plan.md");
+        assert!(op.ok, "{op:?}");
+        t.call("a2", "activate", json!({"id": "plan.md"}), &op.message);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            occurrences(&out, "step 041: do the thing"),
+            1,
+            "activated again: {:#?}",
+            texts(&out)
+        );
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

@@ -203,10 +203,10 @@ impl Session {
             } else {
                 target_ids(&args)
             };
-            // Only an activation of one file may point at its working copy:
-            // a pin keeps a call showing the file (the copy goes once the
-            // file is no longer worked on).
-            let to_copy = tool == "activate" && targets.len() == 1;
+            // An activation or pin of one file may point at its working
+            // copy: the pointer keeps the copy while it is kept (a pinned
+            // one for as long as the pin holds).
+            let to_copy = matches!(tool, "activate" | "pin") && targets.len() == 1;
             self.shows_for(targets, to_copy)
         } else {
             (Vec::new(), None, None)
@@ -446,9 +446,7 @@ impl Session {
                 .map(Alias::text)
                 .unwrap_or_else(|| id.clone());
             let in_view = self.live_in_view(&id);
-            // Not for a pinned file: its pin keeps the newest call showing
-            // it, and a note is not one.
-            let to_copy = to_copy && in_view.is_none() && !self.sets.pinned.contains(&id);
+            let to_copy = to_copy && in_view.is_none();
             // Nor may anything but such an activation point at a slice that
             // covers the whole file (random seed 13 showed the text twice).
             let in_view = in_view.or_else(|| to_copy.then(|| self.slice_in_view(&id)).flatten());

@@ -142,20 +142,31 @@ impl CacheLayout {
 
     /// After a fold: identical re-reads pointing at a copy no longer in
     /// view point at a live copy of the same text (the area's copy carried
-    /// over or made again), or are voided from `epoch` on.
+    /// over or made again), or are voided from `epoch` on. An activation or
+    /// pin (`[f3 is shown above]`) names the file, not a version: it points
+    /// at the file's copy the fold made, which shows it as it is now (a pin
+    /// of the file keeps it there).
     pub(super) fn settle_copy_dedupes(&mut self, epoch: u32) {
-        let live: Vec<CopyAt> = self.live_copies().iter().map(|c| c.at).collect();
+        let live = self.live_copies();
         for k in self.copy_pointers.clone() {
             let Some(at) = self.state.calls[k as usize].copy_dedupe() else {
                 continue;
             };
-            if live.contains(&at) {
+            if live.iter().any(|c| c.at == at) {
                 continue;
             }
+            let names_file = !self.state.calls[k as usize].shows.is_empty();
             let now = self
                 .copy(at)
                 .map(|w| (w.file, w.body().to_string()))
-                .and_then(|(f, body)| self.copy_showing(f, &body));
+                .and_then(|(f, body)| {
+                    self.copy_showing(f, &body).or_else(|| {
+                        names_file
+                            .then(|| live.iter().filter(|c| c.file == f).max_by_key(|c| c.after))
+                            .flatten()
+                            .map(|c| c.at)
+                    })
+                });
             match now {
                 Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
                 None => self.void_dedupe(k, epoch),

@@ -271,7 +271,10 @@ impl CacheLayout {
                 self.latest_show.insert(id.clone(), call);
             }
         }
-        for s in c.shows.iter().filter(|s| !s.note) {
+        // An activation or pin pointing at a working copy shows the file
+        // through the copy, as such a re-read does.
+        let through_copy = c.copy_dedupe().is_some();
+        for s in c.shows.iter().filter(|s| !s.note || through_copy) {
             self.latest_show.insert(s.id.clone(), call);
         }
     }
