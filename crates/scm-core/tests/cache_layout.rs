@@ -2441,3 +2441,56 @@ async fn activate_after_a_range_covering_the_whole_file_points_above() {
         s.close().await.unwrap();
     }
 }
+
+/// A pi compaction whose kept tail starts before the engine's last fold
+/// lists the files once: the fold's full `FILES` list is still in view after
+/// the host's cut, so the host fold does not list them all again (the
+/// recorded session's two compactions showed 13 and 16 file lines twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_fold_behind_a_kept_file_list_lists_the_files_once() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("hostfiles", small_folding())).await;
+        let mut t = Transcript::default();
+        let mut kept_from = None;
+        for turn in 0..14 {
+            t.user(&format!(
+                "PROMPT{turn} please continue with the next part of the task"
+            ));
+            let path = format!("src/mod{turn:02}.rs");
+            t.call(
+                &format!("r{turn}"),
+                "read",
+                json!({"path": path}),
+                &body(&format!("R{turn}X"), 12),
+            );
+            let before = s.cache_stats().folds;
+            let out = s.transform_context(&t.messages).await.unwrap();
+            if s.cache_stats().folds > before && kept_from.is_none() {
+                assert_eq!(
+                    out.iter()
+                        .filter(|m| text(m).starts_with("FILES +"))
+                        .count(),
+                    1,
+                    "the fold lists the files"
+                );
+                // pi compacts two turns later, keeping this turn on.
+                kept_from = Some(t.messages.len() - 3);
+            }
+        }
+        let keep = kept_from.expect("the engine folded");
+        let msgs = compacted(&t, keep, "PI-SUMMARY of the work", "go on");
+        let out = s.transform_context(&msgs).await.unwrap();
+        assert!(s.cache_stats().host_folds >= 1, "{:?}", s.cache_stats());
+        assert_pairing(&out, "after compaction");
+        for k in 0..14 {
+            let line = format!("src/mod{k:02}.rs (");
+            assert_eq!(
+                occurrences(&out, &line),
+                1,
+                "{line} listed once: {:#?}",
+                out.iter().map(text).collect::<Vec<_>>()
+            );
+        }
+    }
+}

@@ -223,7 +223,7 @@ fn turn_block(d: &TurnDigest, calls: &[ToolCallState], files: &[FileEntry]) -> S
 impl CacheLayout {
     /// Applies a fold at `plan` with summary `text` (prefixed with the fold
     /// line) and its `PINNED` block with the calls that block shows; the
-    /// epoch's delta becomes the full file list.
+    /// epoch's delta becomes the full file list, unless one stays in view.
     pub fn apply_fold(
         &mut self,
         plan: FoldPlan,
@@ -234,11 +234,16 @@ impl CacheLayout {
         area: Vec<WorkingCopy>,
     ) {
         let epoch = self.state.epochs.len() as u32;
-        let full = self.delta(file_line, true);
-        if let Some(e) = self.state.epochs.last_mut() {
-            e.delta = full;
-            self.changed.epochs.insert(epoch - 1);
-            self.texts.forget_epoch(epoch as usize - 1);
+        // The lists folded away are restated whole, unless a whole list
+        // stays after the cut (a host compaction's cut can fall before the
+        // last fold's list): it and the deltas after it name every file.
+        if !self.full_list_after(plan.cut) {
+            let full = self.delta(file_line, true);
+            if let Some(e) = self.state.epochs.last_mut() {
+                e.delta = full;
+                self.changed.epochs.insert(epoch - 1);
+                self.texts.forget_epoch(epoch as usize - 1);
+            }
         }
         self.void_folded_dedupes(plan.cut, epoch, &block);
         self.state.folds.push(FoldRecord {
@@ -254,6 +259,27 @@ impl CacheLayout {
         });
         self.settle_copy_dedupes(epoch);
         self.fold_plan = None;
+    }
+
+    /// Whether a fold's whole `FILES` list renders after item `cut` (every
+    /// later list is a delta after it, so together they name every file).
+    fn full_list_after(&self, cut: u32) -> bool {
+        let first = crate::context::aliases::file_alias(0);
+        self.state.folds.iter().any(|f| {
+            f.epoch
+                .checked_sub(1)
+                .and_then(|k| self.state.epochs.get(k as usize))
+                .is_some_and(|e| {
+                    e.anchor >= cut
+                        && e.delta.as_deref().is_some_and(|d| {
+                            d.starts_with("FILES +")
+                                && d.lines().nth(1).is_some_and(|l| {
+                                    l.strip_prefix(first.as_str())
+                                        .is_some_and(|r| r.starts_with(' '))
+                                })
+                        })
+                })
+        })
     }
 
     /// Targets before `cut` of the live "shown above" notes from `cut` on
