@@ -1063,3 +1063,59 @@ async fn a_deactivated_pin_on_a_copy_hides_it_and_activate_brings_it_back() {
         s.close().await.unwrap();
     }
 }
+
+/// A file the agent pinned, whose newest whole read (which the pin keeps)
+/// shows it as it is now, gets no working copy of that same text when its
+/// view grows past the budgets (random seed 44: the text twice for nine
+/// calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_read_of_the_current_text_gets_no_copy_beside_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("pinnedread")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan(&ws, &mut s, &mut t, &mut outs).await;
+        let op = s.pin("plan.md");
+        t.call("p1", "pin", json!({"id": "plan.md"}), &op.message);
+        step(&mut s, &t, &mut outs).await;
+        let v2 = tick_step(&ws, &mut s, &mut t, &v1, 3, "e1").await;
+        step(&mut s, &t, &mut outs).await;
+        s.read("plan.md").await.unwrap();
+        t.call("r1", "read", json!({"path": "plan.md"}), &v2);
+        step(&mut s, &t, &mut outs).await;
+        failed_edit(
+            &mut t,
+            "e2",
+            "no such line",
+            "x",
+            "Could not find the exact text in plan.md.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        // Ranged reads: the file's view grows well past the file.
+        let lines: Vec<&str> = v2.lines().collect();
+        for (k, off) in [1usize, 21, 1, 21, 1].iter().enumerate() {
+            s.read("plan.md").await.unwrap();
+            t.call(
+                &format!("g{k}"),
+                "read",
+                json!({"path": "plan.md", "offset": off, "limit": 20}),
+                &lines[off - 1..off + 19].join("\n"),
+            );
+            step(&mut s, &t, &mut outs).await;
+        }
+        for i in 0..12 {
+            make(&mut t, i);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert_eq!(
+                occurrences(&out, "step 059: do the thing"),
+                1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+        }
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

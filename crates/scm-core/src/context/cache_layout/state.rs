@@ -613,6 +613,19 @@ impl CacheLayout {
                 }
             }
         }
+        // Nor is a copy made of the text a pinned call shows whole: the pin
+        // keeps that call in view (random seed 44: the text twice).
+        plan.new_copies.retain(|&f| {
+            let Some(Some(now)) = texts.get(&f) else {
+                return true;
+            };
+            !pinned.iter().any(|&i| {
+                !deactivated.contains(&i)
+                    && !self.state.calls[i].is_dedupe()
+                    && !self.state.calls[i].ranged
+                    && self.shown_text(i as u32, f, doc) == Some(now.as_str())
+            })
+        });
         self.kept_copies = plan.keep_copies.clone();
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
         let n = self.state.calls.len();
