@@ -1119,3 +1119,52 @@ async fn a_pinned_read_of_the_current_text_gets_no_copy_beside_it() {
         s.close().await.unwrap();
     }
 }
+
+/// A read covering the whole file arrives at a call whose epoch or fold
+/// would make the file a new working copy: the read shows that text, so no
+/// copy of it is made beside it (random seed 30: a fold's area copy beside
+/// such a read, the text twice for nine calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_the_whole_file_arriving_with_an_epoch_gets_no_copy_beside_it() {
+    for (store, fold) in stores()
+        .into_iter()
+        .flat_map(|s| [(s.clone(), 0), (s, 150)])
+    {
+        let ws = Workspace::new(store);
+        let mut o = opts("rangedwhole");
+        o.cache.fold = fold;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 4..8).await;
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        // Edits from memory again, then a slice that covers the whole file,
+        // with enough other output that this call runs an epoch.
+        let v3 = tick_step(&ws, &mut s, &mut t, &v2, 50, "e2").await;
+        let v4 = tick_step(&ws, &mut s, &mut t, &v3, 51, "e3").await;
+        s.read("plan.md").await.unwrap();
+        t.call(
+            "g1",
+            "read",
+            json!({"path": "plan.md", "offset": 1, "limit": 100}),
+            &v4,
+        );
+        make(&mut t, 8);
+        make(&mut t, 9);
+        for i in 10..16 {
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(
+                texts(&out).iter().filter(|x| x.contains(&v4)).count() <= 1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+            make(&mut t, i);
+        }
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

@@ -333,11 +333,31 @@ impl CacheLayout {
                 keep.contains(&k) && folded(k) && self.shown_text(k as u32, f, doc) == Some(t)
             })
         };
+        // A call the fold keeps after its cut that shows this very text
+        // whole (a read that arrived with this call): it is the file's view,
+        // no copy beside it (random seed 30); it covers the calls before it.
+        let kept_shows = |f: u32, t: &str| {
+            self.file_calls.of(f).iter().rev().copied().find(|&k| {
+                let c = &self.state.calls[k as usize];
+                let live = match c.tool.as_str() {
+                    "write" => c.args_live_at(epoch),
+                    _ => c.result_live_at(epoch),
+                };
+                live && !c.is_dedupe()
+                    && !c.is_error
+                    && self.showing_item(k).is_some_and(|r| r >= cut)
+                    && self.shown_text(k, f, doc) == Some(t)
+            })
+        };
         for (f, text) in again {
             if covers.contains_key(&f) {
                 continue;
             }
             if let Some(t) = text.or_else(|| self.current_text(f, doc)) {
+                if let Some(k) = kept_shows(f, &t) {
+                    covers.insert(f, k);
+                    continue;
+                }
                 if !pinned_shows(f, &t) {
                     area.push(self.working_copy(f, &t));
                 }
