@@ -68,7 +68,7 @@ export default function selfContextManager(pi) {
 		systemPrompt: null, // { cm, text } last handed to that manager (storeSystemPrompt)
 		estimateTranscript: transcriptEstimator(), // chars/4-style estimate of pi's own transcript, incremental
 		runs: 0, // completed agent runs (for checkpointEvery)
-		userBash: new WeakSet(), // the user's `!cmd` runs (bashExecution messages) already observed
+		userBash: new Set(), // the user's `!cmd` runs already observed, by timestamp and command (pi clones the messages for every context event)
 	};
 
 	function notifyOnce(ctx, key, message, level = "warning") {
@@ -314,8 +314,10 @@ export default function selfContextManager(pi) {
 	 */
 	async function observeUserBash(ctx, messages) {
 		for (const m of messages ?? []) {
-			if (m?.role !== "bashExecution" || m.excludeFromContext || S.userBash.has(m)) continue;
-			S.userBash.add(m);
+			if (m?.role !== "bashExecution" || m.excludeFromContext) continue;
+			const key = `${m.timestamp}\0${m.command}`;
+			if (S.userBash.has(key)) continue;
+			S.userBash.add(key);
 			if (typeof m.command === "string") await observe(ctx, "!cmd output", (cm) => cm.observeBash(m.command, typeof m.output === "string" ? m.output : ""));
 		}
 	}
