@@ -1168,3 +1168,72 @@ async fn a_read_of_the_whole_file_arriving_with_an_epoch_gets_no_copy_beside_it(
         s.close().await.unwrap();
     }
 }
+
+/// A read of the plan the agent works on from memory is its view when a
+/// fold folds its place: the fold's `PINNED` block shows it, and goes on
+/// showing it until the next fold whatever epochs do. A later slice of the
+/// plan makes the view too large to keep in place, but the text the block
+/// shows is the current one: no working copy of it beside the block (random
+/// seed 26: the file's text twice for a call), and the next fold keeps the
+/// block's entry as the file's view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_entry_showing_the_current_text_gets_no_copy_beside_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("blockview");
+        // Folds, but not at every epoch: epochs run between them.
+        o.cache.fold = 300;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        // From memory, then a whole read of the plan as it is now (its
+        // view, kept in place: no copy).
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        s.read("plan.md").await.unwrap();
+        t.call("r1", "read", json!({"path": "plan.md"}), &v2);
+        step(&mut s, &t, &mut outs).await;
+        // A new turn and other work: a fold puts the read in its block.
+        t.user("now the next part");
+        let mut folded = false;
+        for i in 10..16 {
+            make(&mut t, i);
+            let out = step(&mut s, &t, &mut outs).await;
+            folded = texts(&out).iter().any(|x| {
+                x.starts_with("PINNED\n") && x.contains("path=plan.md") && x.contains("step 059")
+            });
+            if folded {
+                break;
+            }
+        }
+        assert!(folded, "{:#?}", texts(outs.last().unwrap()));
+        assert!(copies_of(outs.last().unwrap(), "plan.md").is_empty());
+        // A slice of the plan, then more work: epochs, and a fold again.
+        let lines: Vec<&str> = v2.lines().collect();
+        s.read("plan.md").await.unwrap();
+        t.call(
+            "g1",
+            "read",
+            json!({"path": "plan.md", "offset": 1, "limit": 20}),
+            &lines[..20].join("\n"),
+        );
+        step(&mut s, &t, &mut outs).await;
+        let start = outs.len();
+        t.user("and the part after it");
+        for i in 16..24 {
+            make(&mut t, i);
+            step(&mut s, &t, &mut outs).await;
+        }
+        for (k, out) in outs.iter().enumerate().skip(start) {
+            assert_eq!(
+                occurrences(out, "step 059: do the thing"),
+                1,
+                "call {k}: {:#?}",
+                texts(out)
+            );
+        }
+        assert!(s.cache_stats().folds >= 2, "{:?}", s.cache_stats());
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

@@ -613,19 +613,41 @@ impl CacheLayout {
                 }
             }
         }
-        // Nor is a copy made of the text a pinned call shows whole: the pin
-        // keeps that call in view (random seed 44: the text twice).
+        // Nor is a copy made of the text a call that stays in view shows
+        // whole: a pinned call (the pin keeps it; random seed 44), or one
+        // the current fold's `PINNED` block shows (the block stays until the
+        // next fold, which keeps that call as the file's view; seed 26).
+        let block = self.fold_block();
+        let mut block_views: Vec<usize> = Vec::new();
         plan.new_copies.retain(|&f| {
             let Some(Some(now)) = texts.get(&f) else {
                 return true;
             };
-            !pinned.iter().any(|&i| {
+            let whole = |i: usize| {
                 !deactivated.contains(&i)
                     && !self.state.calls[i].is_dedupe()
                     && !self.state.calls[i].ranged
                     && self.shown_text(i as u32, f, doc) == Some(now.as_str())
-            })
+            };
+            if pinned.iter().any(|&i| whole(i)) {
+                return false;
+            }
+            match block.iter().map(|&k| k as usize).find(|&k| whole(k)) {
+                Some(k) => {
+                    block_views.push(k);
+                    false
+                }
+                None => true,
+            }
         });
+        if !block_views.is_empty() {
+            work.extend(&block_views);
+            work.sort_unstable();
+            work.dedup();
+            kept.extend(block_views);
+            kept.sort_unstable();
+            kept.dedup();
+        }
         self.kept_copies = plan.keep_copies.clone();
         let is_pinned = |i: usize| pinned.contains(&i) && !deactivated.contains(&i);
         let n = self.state.calls.len();
