@@ -61,10 +61,9 @@ impl Session {
         let now = self.cache.state.calls.len() as u32;
         let ids: Vec<String> = self
             .cache
-            .live_copies()
-            .iter()
-            .filter(|c| c.after == now)
-            .filter_map(|c| self.cache.aliases.f.get(c.file as usize).cloned())
+            .copies_in_view()
+            .filter(|(c, _)| c.after == now)
+            .filter_map(|(c, _)| self.cache.aliases.f.get(c.file as usize).cloned())
             .collect();
         for id in ids {
             self.mark_seen(&id);

@@ -40,48 +40,54 @@ impl CacheLayout {
     /// Working copies shown whole now: the current fold's working area,
     /// and the chat's copies after the fold cut, not collapsed.
     pub fn live_copies(&self) -> Vec<working::LiveCopy> {
+        self.copies_in_view()
+            .map(|(c, at)| working::LiveCopy {
+                file: c.file,
+                after: c.after,
+                units: epochs::units(utf16_len(&c.text)),
+                at,
+            })
+            .collect()
+    }
+
+    /// The working copies shown whole now and where they are, without their
+    /// sizes (a copy is tens of kB: most callers only ask which files).
+    pub fn copies_in_view(&self) -> impl Iterator<Item = (&WorkingCopy, working::CopyAt)> {
         let start = self.fold_cut();
-        let mut out = Vec::new();
-        let live = |c: &WorkingCopy, at| working::LiveCopy {
-            file: c.file,
-            after: c.after,
-            units: epochs::units(utf16_len(&c.text)),
-            at,
-        };
-        if let Some(k) = self.state.folds.len().checked_sub(1) {
-            for (j, c) in self.state.folds[k].copies.iter().enumerate() {
-                out.push(live(c, working::CopyAt::Area(k as u32, j as u32)));
-            }
-        }
-        for (k, e) in self.state.epochs.iter().enumerate() {
-            if e.copies.is_empty() || e.copies_before() < start {
-                continue;
-            }
-            for (j, c) in e.copies.iter().enumerate() {
-                if c.collapsed.is_none() {
-                    out.push(live(c, working::CopyAt::Epoch(k as u32, j as u32)));
-                }
-            }
-        }
-        out
+        let area = self
+            .state
+            .folds
+            .len()
+            .checked_sub(1)
+            .into_iter()
+            .flat_map(move |k| {
+                self.state.folds[k]
+                    .copies
+                    .iter()
+                    .enumerate()
+                    .map(move |(j, c)| (c, working::CopyAt::Area(k as u32, j as u32)))
+            });
+        let chat = self
+            .state
+            .epochs
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| !e.copies.is_empty() && e.copies_before() >= start)
+            .flat_map(|(k, e)| {
+                e.copies
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.collapsed.is_none())
+                    .map(move |(j, c)| (c, working::CopyAt::Epoch(k as u32, j as u32)))
+            });
+        area.chain(chat)
     }
 
     /// File `f`'s live working copies as they are in the context's JSON.
     pub fn copy_texts(&self, f: u32) -> Vec<String> {
-        self.live_copies()
-            .iter()
-            .filter(|c| c.file == f)
-            .filter_map(|c| {
-                let text = match c.at {
-                    working::CopyAt::Area(k, j) => {
-                        &self.state.folds[k as usize].copies[j as usize].text
-                    }
-                    working::CopyAt::Epoch(k, j) => {
-                        &self.state.epochs[k as usize].copies[j as usize].text
-                    }
-                };
-                serde_json::to_string(text).ok()
-            })
+        self.copies_in_view()
+            .filter(|(c, _)| c.file == f)
+            .filter_map(|(c, _)| serde_json::to_string(&c.text).ok())
             .collect()
     }
 

@@ -35,11 +35,9 @@ impl CacheLayout {
 
     /// The live working copy of file `f` whose text is `text`, if any.
     pub fn copy_showing(&self, f: u32, text: &str) -> Option<CopyAt> {
-        self.live_copies()
-            .into_iter()
-            .filter(|c| c.file == f)
-            .find(|c| self.copy(c.at).is_some_and(|w| w.body() == text))
-            .map(|c| c.at)
+        self.copies_in_view()
+            .find(|(c, _)| c.file == f && c.body() == text)
+            .map(|(_, at)| at)
     }
 
     /// The newest ranged read of file `f` in view whose output is `text`
@@ -147,12 +145,16 @@ impl CacheLayout {
     /// at the file's copy the fold made, which shows it as it is now (a pin
     /// of the file keeps it there).
     pub(super) fn settle_copy_dedupes(&mut self, epoch: u32) {
-        let live = self.live_copies();
+        // (file, after, where) of each copy in view.
+        let live: Vec<(u32, u32, CopyAt)> = self
+            .copies_in_view()
+            .map(|(c, at)| (c.file, c.after, at))
+            .collect();
         for k in self.copy_pointers.clone() {
             let Some(at) = self.state.calls[k as usize].copy_dedupe() else {
                 continue;
             };
-            if live.iter().any(|c| c.at == at) {
+            if live.iter().any(|l| l.2 == at) {
                 continue;
             }
             let names_file = !self.state.calls[k as usize].shows.is_empty();
@@ -162,9 +164,9 @@ impl CacheLayout {
                 .and_then(|(f, body)| {
                     self.copy_showing(f, &body).or_else(|| {
                         names_file
-                            .then(|| live.iter().filter(|c| c.file == f).max_by_key(|c| c.after))
+                            .then(|| live.iter().filter(|l| l.0 == f).max_by_key(|l| l.1))
                             .flatten()
-                            .map(|c| c.at)
+                            .map(|l| l.2)
                     })
                 });
             match now {

@@ -185,7 +185,7 @@ impl CacheLayout {
     pub fn file_in_view(&self, f: u32) -> bool {
         let epochs = self.state.epochs.len() as u32;
         let start = self.fold_cut();
-        if self.live_copies().iter().any(|c| c.file == f) {
+        if self.copies_in_view().any(|(c, _)| c.file == f) {
             return true;
         }
         // The current fold's PINNED block shows its calls as they were.
