@@ -2442,6 +2442,71 @@ async fn activate_after_a_range_covering_the_whole_file_points_above() {
     }
 }
 
+/// A `pin` of a file whose only whole showing is a slice covering it points
+/// there too (random seed 164: the pin showed the text again beside the
+/// slice), and the pin keeps that slice: through epochs and a fold the text
+/// stays in view, once. `unpin` lets it go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_after_a_range_covering_the_whole_file_points_above_and_keeps_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("range-pin", small_folding())).await;
+        let v1 = body("RANGEPIN", 10);
+        ws.write("a.ts", &v1);
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        s.observe_partial_read("a.ts").await.unwrap();
+        t.user("look").call(
+            "r1",
+            "read",
+            json!({"path": "a.ts", "offset": 1, "limit": 100}),
+            &v1,
+        );
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let op = s.pin("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("p1", "pin", json!({"id": "a.ts"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        assert_eq!(result_of(outs.last().unwrap(), "t2"), "[f1 is shown above]");
+        for turn in 0..12 {
+            t.user(&format!("PROMPT{turn} please go on with the next part"));
+            t.call(
+                &format!("b{turn}"),
+                "bash",
+                json!({"command": format!("make part{turn}")}),
+                &body(&format!("B{turn}X"), 12),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(
+                occurrences(&out, "RANGEPIN line 009"),
+                1,
+                "turn {turn}: {:#?}",
+                texts(&out)
+            );
+            outs.push(out);
+        }
+        let st = s.cache_stats();
+        assert!(st.epochs >= 4 && st.folds >= 1, "{st:?}");
+        // Unpinned, the slice collapses like any output.
+        let op = s.unpin("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("u1", "unpin", json!({"id": "a.ts"}), &op.message);
+        for turn in 12..18 {
+            t.user(&format!("PROMPT{turn} please go on with the next part"));
+            t.call(
+                &format!("b{turn}"),
+                "bash",
+                json!({"command": format!("make part{turn}")}),
+                &body(&format!("B{turn}X"), 12),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+        }
+        assert_eq!(occurrences(outs.last().unwrap(), "RANGEPIN line 009"), 0);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// A pi compaction whose kept tail starts before the engine's last fold
 /// lists the files once: the fold's full `FILES` list is still in view after
 /// the host's cut, so the host fold does not list them all again (the

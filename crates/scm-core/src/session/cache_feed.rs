@@ -447,12 +447,11 @@ impl Session {
                 .unwrap_or_else(|| id.clone());
             let in_view = self.live_in_view(&id);
             let to_copy = to_copy && in_view.is_none();
-            // Nor may anything but such an activation of a file not pinned
-            // point at a slice that covers the whole file (random seed 13
-            // showed the text twice): a pin keeps the file's newest whole
-            // showing, which a slice is not.
-            let to_slice = to_copy && !self.sets.pinned.contains(&id);
-            let in_view = in_view.or_else(|| to_slice.then(|| self.slice_in_view(&id)).flatten());
+            // Nor may anything but such an activation or pin point at a
+            // slice that covers the whole file (random seed 13 showed the
+            // text twice); the slice is then the file's newest showing, which
+            // a pin keeps (see `CacheLayout::note_show`).
+            let in_view = in_view.or_else(|| to_copy.then(|| self.slice_in_view(&id)).flatten());
             let in_copy = (to_copy && in_view.is_none())
                 .then(|| self.copy_in_view(&id))
                 .flatten();

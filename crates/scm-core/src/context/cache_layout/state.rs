@@ -277,6 +277,17 @@ impl CacheLayout {
         for s in c.shows.iter().filter(|s| !s.note || through_copy) {
             self.latest_show.insert(s.id.clone(), call);
         }
+        // One pointing at a slice that covers the whole file shows it
+        // through that slice: a pin of the file keeps the slice (random seed
+        // 164: a pin showed the text again beside it).
+        let slice = c
+            .points_to
+            .filter(|&k| self.state.calls.get(k as usize).is_some_and(|t| t.ranged));
+        if let Some(k) = slice {
+            for s in c.shows.iter().filter(|s| s.note) {
+                self.latest_show.insert(s.id.clone(), k);
+            }
+        }
     }
 
     /// A new tool-call block.
@@ -623,10 +634,10 @@ impl CacheLayout {
             let Some(Some(now)) = texts.get(&f) else {
                 return true;
             };
+            // (A slice whose text is the file's covers it.)
             let whole = |i: usize| {
                 !deactivated.contains(&i)
                     && !self.state.calls[i].is_dedupe()
-                    && !self.state.calls[i].ranged
                     && self.shown_text(i as u32, f, doc) == Some(now.as_str())
             };
             if pinned.iter().any(|&i| whole(i)) {
