@@ -2410,6 +2410,50 @@ async fn a_large_file_edited_in_place_keeps_its_recent_edits_through_a_fold() {
     }
 }
 
+/// `a.ts` (ten lines tagged `tag`) read through a range that covers it
+/// (call `t1`), then `tool` (`activate` or `pin`) of it (`t2`): the session,
+/// transcript and outputs.
+async fn range_covering_then(
+    ws: &Workspace,
+    prefix: &str,
+    policy: CachePolicy,
+    tag: &str,
+    tool: &str,
+) -> (Session, Transcript, Vec<Vec<Value>>) {
+    let mut s = ws.open(opts(prefix, policy)).await;
+    let v1 = body(tag, 10);
+    ws.write("a.ts", &v1);
+    let mut outs = Vec::new();
+    let mut t = Transcript::default();
+    s.observe_partial_read("a.ts").await.unwrap();
+    t.user("look").call(
+        "r1",
+        "read",
+        json!({"path": "a.ts", "offset": 1, "limit": 100}),
+        &v1,
+    );
+    outs.push(s.transform_context(&t.messages).await.unwrap());
+    let op = match tool {
+        "pin" => s.pin("a.ts"),
+        _ => s.activate("a.ts"),
+    };
+    assert!(op.ok, "{op:?}");
+    t.call("x1", tool, json!({"id": "a.ts"}), &op.message);
+    outs.push(s.transform_context(&t.messages).await.unwrap());
+    (s, t, outs)
+}
+
+/// A turn of other work: a prompt and a bash call with 12 lines of output.
+fn other_turn(t: &mut Transcript, turn: usize) {
+    t.user(&format!("PROMPT{turn} please go on with the next part"));
+    t.call(
+        &format!("b{turn}"),
+        "bash",
+        json!({"command": format!("make part{turn}")}),
+        &body(&format!("B{turn}X"), 12),
+    );
+}
+
 /// An `activate` of a file whose whole text a ranged read shows (a range
 /// that covers the file) points there rather than showing it again (random
 /// seed 13 of `INV_TWICE`).
@@ -2417,23 +2461,8 @@ async fn a_large_file_edited_in_place_keeps_its_recent_edits_through_a_fold() {
 async fn activate_after_a_range_covering_the_whole_file_points_above() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws.open(opts("range-whole", roomy())).await;
-        let v1 = body("RANGEWHOLE", 10);
-        ws.write("a.ts", &v1);
-        let mut outs = Vec::new();
-        let mut t = Transcript::default();
-        s.observe_partial_read("a.ts").await.unwrap();
-        t.user("look").call(
-            "r1",
-            "read",
-            json!({"path": "a.ts", "offset": 1, "limit": 100}),
-            &v1,
-        );
-        outs.push(s.transform_context(&t.messages).await.unwrap());
-        let op = s.activate("a.ts");
-        assert!(op.ok, "{op:?}");
-        t.call("a1", "activate", json!({"id": "a.ts"}), &op.message);
-        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let (mut s, _, outs) =
+            range_covering_then(&ws, "range-whole", roomy(), "RANGEWHOLE", "activate").await;
         let out = outs.last().unwrap();
         assert_eq!(result_of(out, "t2"), "[f1 is shown above]");
         assert_eq!(occurrences(out, "RANGEWHOLE line 009"), 1);
@@ -2450,32 +2479,11 @@ async fn activate_after_a_range_covering_the_whole_file_points_above() {
 async fn a_pin_after_a_range_covering_the_whole_file_points_above_and_keeps_it() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws.open(opts("range-pin", small_folding())).await;
-        let v1 = body("RANGEPIN", 10);
-        ws.write("a.ts", &v1);
-        let mut outs = Vec::new();
-        let mut t = Transcript::default();
-        s.observe_partial_read("a.ts").await.unwrap();
-        t.user("look").call(
-            "r1",
-            "read",
-            json!({"path": "a.ts", "offset": 1, "limit": 100}),
-            &v1,
-        );
-        outs.push(s.transform_context(&t.messages).await.unwrap());
-        let op = s.pin("a.ts");
-        assert!(op.ok, "{op:?}");
-        t.call("p1", "pin", json!({"id": "a.ts"}), &op.message);
-        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let (mut s, mut t, mut outs) =
+            range_covering_then(&ws, "range-pin", small_folding(), "RANGEPIN", "pin").await;
         assert_eq!(result_of(outs.last().unwrap(), "t2"), "[f1 is shown above]");
         for turn in 0..12 {
-            t.user(&format!("PROMPT{turn} please go on with the next part"));
-            t.call(
-                &format!("b{turn}"),
-                "bash",
-                json!({"command": format!("make part{turn}")}),
-                &body(&format!("B{turn}X"), 12),
-            );
+            other_turn(&mut t, turn);
             let out = s.transform_context(&t.messages).await.unwrap();
             assert_eq!(
                 occurrences(&out, "RANGEPIN line 009"),
@@ -2492,13 +2500,7 @@ async fn a_pin_after_a_range_covering_the_whole_file_points_above_and_keeps_it()
         assert!(op.ok, "{op:?}");
         t.call("u1", "unpin", json!({"id": "a.ts"}), &op.message);
         for turn in 12..18 {
-            t.user(&format!("PROMPT{turn} please go on with the next part"));
-            t.call(
-                &format!("b{turn}"),
-                "bash",
-                json!({"command": format!("make part{turn}")}),
-                &body(&format!("B{turn}X"), 12),
-            );
+            other_turn(&mut t, turn);
             outs.push(s.transform_context(&t.messages).await.unwrap());
         }
         assert_eq!(occurrences(outs.last().unwrap(), "RANGEPIN line 009"), 0);
