@@ -70,10 +70,21 @@ impl Shared {
         ));
         Arc::new(Indexer::new(store, resolver, IndexerOptions::default()))
     }
+    /// Writes `rel` whole, as an editor's atomic save does (a temporary file
+    /// renamed over it): an indexer on another task reads the old content or
+    /// the new, never the empty file `std::fs::write` leaves between its
+    /// truncate and its write (CI once indexed that as a version "").
     pub fn write(&self, rel: &str, content: &str) {
         let p = self.root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
+        let dir = p.parent().unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            p.file_name().unwrap().to_string_lossy(),
+            unique_id("w")
+        ));
+        std::fs::write(&tmp, content).unwrap();
+        std::fs::rename(tmp, p).unwrap();
     }
     pub async fn session(&self, store: Arc<dyn Store>, prefix: &str) -> Session {
         Session::open(
