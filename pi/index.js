@@ -55,7 +55,7 @@ export default function selfContextManager(pi) {
 	const words = layoutWords(addon, cfg.layout);
 
 	// One extension instance per loaded session runtime (pi re-imports the module on /new, /fork,
-	// /resume, /reload); session_start may fire twice for one session (RPC fork): opening is idempotent.
+	// /resume, /reload); session_start may fire twice for one session (RPC fork before pi 1.6): opening is idempotent.
 	const S = {
 		cm: null,
 		sessionId: null,
