@@ -12,6 +12,7 @@
 //   6. (odd seeds: the watcher on, files changed on disk now and then) where a changed file's old text is in view,
 //      so is its new text or a CHANGED message naming it;
 //   7. the fold's working area and PINNED block show each text once;
+//   8. no two working copies in view show the same text of a file;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_TWICE=1 logs every file text in view more than once (most are the random model's own re-reads of text it
 // has in view, e.g. a read while the file's working copy is shown): a diagnostic, not an invariant.
@@ -157,6 +158,14 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
       }
       expect(new Set(bodies).size, `${where(n)}: the working area and PINNED block show a text twice`).toBe(bodies.length);
+    }
+    // 8. Two working copies of one file with the same text: the second says nothing the first does not.
+    if (cacheLayout) {
+      const copies = texts.flatMap((t) => {
+        const h = fileCopyHead.exec(t);
+        return h ? [`${h[2]}\n${t.slice(h[0].length)}`] : [];
+      });
+      expect(new Set(copies).size, `${where(n)}: two working copies show the same text`).toBe(copies.length);
     }
     // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
     // text or a CHANGED message naming the file.
@@ -329,9 +338,10 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // a ranged read covering the whole file shown beside the whole read (no pointer: other arguments); 1270 and 1359
   // the same in a fold's PINNED block when both reads pointed at a write the fold folded away; 1708 a pin's cancel of
   // a pending deactivation lost across a restart. 33 and 174 (session 13, pointers to working copies): a pinned file
-  // whose newest showing was a re-read, then an activation, pointing at a copy that later went.
+  // whose newest showing was a re-read, then an activation, pointing at a copy that later went. 443 and 492 (session
+  // 20): an epoch copied a file whose copy in the fold's working area still showed its current text.
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 507, 951, 1270, 1359, 1708];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 951, 1270, 1359, 1708];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

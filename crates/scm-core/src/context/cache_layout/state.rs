@@ -630,10 +630,20 @@ impl CacheLayout {
         // next fold, which keeps that call as the file's view; seed 26).
         let block = self.fold_block();
         let mut block_views: Vec<usize> = Vec::new();
+        // Nor of the text a live copy still shows: the copy stays, it is the
+        // file's view (a copy in the fold's working area after the agent
+        // deactivated the file and read it again; random seeds 443, 492).
+        let mut same_copies: Vec<CopyAt> = Vec::new();
         plan.new_copies.retain(|&f| {
             let Some(Some(now)) = texts.get(&f) else {
                 return true;
             };
+            if let Some(c) = copies.iter().find(|c| {
+                c.file == f && self.copy(c.at).map(WorkingCopy::body) == Some(now.as_str())
+            }) {
+                same_copies.push(c.at);
+                return false;
+            }
             // (A slice whose text is the file's covers it.)
             let whole = |i: usize| {
                 !deactivated.contains(&i)
@@ -651,6 +661,11 @@ impl CacheLayout {
                 None => true,
             }
         });
+        for at in same_copies {
+            if !plan.keep_copies.contains(&at) {
+                plan.keep_copies.push(at);
+            }
+        }
         if !block_views.is_empty() {
             work.extend(&block_views);
             work.sort_unstable();
