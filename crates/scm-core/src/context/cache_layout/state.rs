@@ -638,10 +638,8 @@ impl CacheLayout {
             let Some(Some(now)) = texts.get(&f) else {
                 return true;
             };
-            if let Some(c) = copies.iter().find(|c| {
-                c.file == f && self.copy(c.at).map(WorkingCopy::body) == Some(now.as_str())
-            }) {
-                same_copies.push(c.at);
+            if let Some(at) = self.copy_showing(f, now) {
+                same_copies.push(at);
                 return false;
             }
             // (A slice whose text is the file's covers it.)
