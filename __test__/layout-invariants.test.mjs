@@ -13,7 +13,9 @@
 //      so is its new text or a CHANGED message naming it;
 //   7. the fold's working area and PINNED block show each text once;
 //   8. no two working copies in view show the same text of a file;
+//   9. a new working copy's text is nowhere else in view (no copy beside a call showing that text);
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
+// INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once (most are the random model's own re-reads of text it
 // has in view, e.g. a read while the file's working copy is shown): a diagnostic, not an invariant.
 import { describe, test, expect } from 'vitest';
@@ -53,6 +55,17 @@ const plain = (m) => (m.role === 'bashExecution' ? `${m.command}\n${m.output}` :
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 const fileCopyHead = /^FILE (f\d+) (\S+)(?: as of t\d+)? \(\d+ lines; later edits of it follow\):\n/;
+
+/** INV_DUMP=n: call n's context, one line a message, and the tool calls so far (a diagnostic). */
+function dumpCall(n, out, stats, messages) {
+  console.log(`[dump ${n}] ${JSON.stringify(stats)}`);
+  out.forEach((m, i) => {
+    const calls = m.role === 'assistant' ? JSON.stringify(m.content.filter((b) => b.type === 'toolCall').map((b) => [b.id, b.name, JSON.stringify(b.arguments).slice(0, 80)])) : '';
+    console.log(`[out ${i}] ${m.role} ${(plain(m) ?? '').slice(0, 400).replace(/\n/g, ' | ')} ${calls}`);
+  });
+  const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
+  calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
+}
 
 async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false }) {
   const cacheLayout = layout === 'cache';
@@ -97,6 +110,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     const out = await cm.transformContext(messages);
     const stats = cacheLayout ? cm.cacheStats() : {};
     outputs.push(out);
+    if (process.env.INV_DUMP === String(n)) dumpCall(n, out, stats, messages);
     // 1. Pairing.
     const called = new Set();
     const answered = new Set();
@@ -196,6 +210,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const h = fileCopyHead.exec(t);
       if (!h || seenBefore.has(t)) continue;
       expect(t.slice(h[0].length), `${where(n)}: working copy of ${h[2]} is not the file on disk`).toBe(disk(h[2]));
+      // 9. …and shown nowhere else in view: no copy beside a call that shows the same text (seed 611).
+      const body = t.slice(h[0].length);
+      if (body.length >= 200) expect(all.split(body).length - 1, `${where(n)}: new working copy of ${h[2]} beside the same text`).toBe(1);
     }
     // 5. Between epochs, the last context plus the new messages.
     // (A change notice is appended after the newest message: it keeps the prefix.)
@@ -339,9 +356,10 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // the same in a fold's PINNED block when both reads pointed at a write the fold folded away; 1708 a pin's cancel of
   // a pending deactivation lost across a restart. 33 and 174 (session 13, pointers to working copies): a pinned file
   // whose newest showing was a re-read, then an activation, pointing at a copy that later went. 443 and 492 (session
-  // 20): an epoch copied a file whose copy in the fold's working area still showed its current text.
+  // 20): an epoch copied a file whose copy in the fold's working area still showed its current text; 611 (session
+  // 21) one whose fresh activation showed it (check 9).
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 951, 1270, 1359, 1708];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 611, 951, 1270, 1359, 1708];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

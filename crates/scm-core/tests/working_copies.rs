@@ -1237,3 +1237,52 @@ async fn a_block_entry_showing_the_current_text_gets_no_copy_beside_it() {
         s.close().await.unwrap();
     }
 }
+
+/// The agent edits the plan from memory and activates it in the same turn;
+/// the epoch of that call finds the activation (fresh: the model has not
+/// seen it) one header over the views' budget but the plan itself within the
+/// copies' budget. The activation is the file's view while the epoch keeps
+/// it: no working copy of the same text beside it (random seed 611: the text
+/// twice for nine calls). The copy comes when the activation collapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_activation_of_the_current_text_gets_no_copy_beside_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("freshactivate");
+        // The copies' budget fits the plan, not the activation's header too.
+        o.cache.working_copy_units = plan(60).len().div_ceil(4) as u32;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        assert!(copies_of(outs.last().unwrap(), "plan.md").is_empty());
+        tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        let op = s.activate("plan.md");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "plan.md"}), &op.message);
+        let epochs = s.cache_stats().epochs;
+        let out = step(&mut s, &t, &mut outs).await;
+        assert!(s.cache_stats().epochs > epochs, "an epoch ran at this call");
+        assert_eq!(
+            occurrences(&out, "step 059: do the thing"),
+            1,
+            "the plan once: {:#?}",
+            texts(&out)
+        );
+        for i in 4..20 {
+            make(&mut t, i);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert_eq!(
+                occurrences(&out, "step 059: do the thing"),
+                1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+        }
+        // The activation has collapsed; the plan is shown by its copy.
+        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}

@@ -651,6 +651,13 @@ impl CacheLayout {
             if pinned.iter().any(|&i| whole(i)) {
                 return false;
             }
+            // Nor beside a call this epoch keeps (fresh, or recent) that
+            // shows it: the copy is made when that call collapses (random
+            // seed 611: a fresh activation and a copy of the same text, the
+            // view three units over the budget the copy fit in).
+            if kept.iter().any(|&i| self.shows_now(i as u32) && whole(i)) {
+                return false;
+            }
             match block.iter().map(|&k| k as usize).find(|&k| whole(k)) {
                 Some(k) => {
                     block_views.push(k);
