@@ -339,6 +339,19 @@ impl CacheLayout {
                 keep.contains(&k) && folded(k) && self.shown_text(k as u32, f, doc) == Some(t)
             })
         };
+        // Nor beside another call the block shows with this very text (the
+        // target of a "shown above" note kept after the cut; random seed
+        // 854): that entry is the file's view, it covers the calls before it.
+        let block_shows = |f: u32, t: &str| {
+            keep.iter()
+                .copied()
+                .filter(|&k| {
+                    folded(k)
+                        && !self.state.calls[k].is_dedupe()
+                        && self.shown_text(k as u32, f, doc) == Some(t)
+                })
+                .max()
+        };
         // A call the fold keeps after its cut that shows this very text
         // whole (a read that arrived with this call): it is the file's view,
         // no copy beside it (random seed 30); it covers the calls before it.
@@ -364,9 +377,15 @@ impl CacheLayout {
                     covers.insert(f, k);
                     continue;
                 }
-                if !pinned_shows(f, &t) {
-                    area.push(self.working_copy(f, &t));
+                if pinned_shows(f, &t) {
+                    covers.insert(f, now);
+                    continue;
                 }
+                if let Some(k) = block_shows(f, &t) {
+                    covers.insert(f, k as u32);
+                    continue;
+                }
+                area.push(self.working_copy(f, &t));
                 covers.insert(f, now);
             }
         }

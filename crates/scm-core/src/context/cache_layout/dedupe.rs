@@ -5,6 +5,8 @@
 //! it names is kept while it is, or the pointer is voided (it shows its own
 //! text from that epoch on; reconstruction renders it as each call saw it).
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::render::DocLookup;
@@ -13,7 +15,8 @@ use crate::context::epochs::{CopyAt, Dedupe};
 
 impl CacheLayout {
     /// What a new read is identical to: the newest call on the same file
-    /// (past "shown above" notes and failed calls) that shows the same text
+    /// (past "shown above" notes, failed calls and calls of the same text
+    /// that collapsed since) that shows the same text
     /// whole — a read with the same arguments or the same text, the model's
     /// own write, or an activation of that file — still live and in view (a
     /// fold may have folded it away without collapsing it: pointing there
@@ -106,8 +109,16 @@ impl CacheLayout {
                 }
                 _ => return None,
             };
-            return (same && self.shows_now(j) && !self.state.calls[j as usize].is_error)
-                .then_some(Dedupe::Call(j));
+            if !same {
+                return None; // another version: what is before it is older
+            }
+            if self.shows_now(j) && !self.state.calls[j as usize].is_error {
+                return Some(Dedupe::Call(j));
+            }
+            // This one shows the text no more (collapsed): an older call
+            // may still (random seed 920: a collapsed slice covering a small
+            // file stopped the search before a whole read the fold's block
+            // shows).
         }
         None
     }
@@ -230,8 +241,32 @@ impl CacheLayout {
                 })
             })
             .collect();
+        // Re-reads of one original showed one text: the first (in the block,
+        // or past the cut) shows it again, the others after the cut collapse
+        // to refs rather than show it a second time (random seed 920).
+        let mut shown: HashSet<u32> = HashSet::new();
         for k in void {
+            let c = &self.state.calls[k as usize];
+            let d = c.dedupe().unwrap_or(k);
+            let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
+            if shown.contains(&d) && !in_block && live {
+                // The first one stays the file's newest showing.
+                let id = c.file.and_then(|f| self.aliases.f.get(f as usize)).cloned();
+                let before = id.as_ref().and_then(|id| self.latest_show.get(id).copied());
+                self.void_dedupe(k, epoch);
+                self.state.calls[k as usize].collapsed = Some(epoch);
+                if let Some(id) = id {
+                    match before {
+                        Some(b) => self.latest_show.insert(id, b),
+                        None => self.latest_show.remove(&id),
+                    };
+                }
+                continue;
+            }
             self.void_dedupe(k, epoch);
+            if in_block || live {
+                shown.insert(d);
+            }
         }
     }
 }
