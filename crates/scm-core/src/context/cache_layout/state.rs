@@ -648,14 +648,13 @@ impl CacheLayout {
                     && !self.state.calls[i].is_dedupe()
                     && self.shown_text(i as u32, f, doc) == Some(now.as_str())
             };
-            if pinned.iter().any(|&i| whole(i)) {
-                return false;
-            }
             // Nor beside a call this epoch keeps (fresh, or recent) that
             // shows it: the copy is made when that call collapses (random
             // seed 611: a fresh activation and a copy of the same text, the
             // view three units over the budget the copy fit in).
-            if kept.iter().any(|&i| self.shows_now(i as u32) && whole(i)) {
+            if pinned.iter().any(|&i| whole(i))
+                || kept.iter().any(|&i| self.shows_now(i as u32) && whole(i))
+            {
                 return false;
             }
             match block.iter().map(|&k| k as usize).find(|&k| whole(k)) {
