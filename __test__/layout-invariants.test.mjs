@@ -15,6 +15,7 @@
 //   8. no two working copies in view show the same text of a file;
 //   9. a new working copy's text is nowhere else in view (no copy beside a call showing that text);
 //  10. no file's current text is in two messages;
+//  11. a pointer is true: "[t19: identical to t12 above]" has the re-read's text in view above it;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
@@ -191,6 +192,25 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         const k = texts.reduce((n, t) => n + t.split(text).length - 1, 0);
         expect(k, `${where(n)}: the text of ${rel} is in view ${k} times`).toBeLessThanOrEqual(1);
       }
+    }
+    // 11. A pointer is true: the text of a re-read shown as "[t19: identical to t12 above]" (or "… to FILE f3
+    // above") is in view above it, as the tool returned it.
+    if (cacheLayout) {
+      // The layout names calls by alias (t1 = the session's first tool call), also as their ids.
+      const results = new Map(messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, textOf(m)]));
+      const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
+      const original = new Map(calls.map((b, k) => [`t${k + 1}`, results.get(b.id)]));
+      const seen = [];
+      out.forEach((m, i) => {
+        const t = texts[i];
+        if (m.role === 'toolResult' && /^\[t\d+: identical to (t\d+|FILE f\d+) above\]$/.test(t)) {
+          const text = original.get(t.slice(1, t.indexOf(':')));
+          if (!seen.join('\n').includes(text) && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+          expect(seen.join('\n').includes(text), `${where(n)}: ${t} points at nothing that shows its text (message ${i})`).toBe(true);
+        }
+        seen.push(t);
+        if (m.role === 'assistant') for (const b of m.content ?? []) if (b.type === 'toolCall') for (const v of Object.values(b.arguments ?? {})) if (typeof v === 'string') seen.push(v);
+      });
     }
     // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
     // text or a CHANGED message naming the file.
