@@ -155,6 +155,35 @@ describeStores('context commits', ({ options }) => {
     await cm.close();
   });
 
+  test('rewind in a session opened from a commit, back before its own first commit: the model sees only the branch', async () => {
+    const store = options();
+    const ws = tempDir('scm-ws-');
+    const a = await ContextManager.open({ sessionId: uid('a'), workspaceRoot: ws, store });
+    await a.transformContext([...turn(0), ...turn(1)]);
+    const base = await a.checkpoint({ trigger: 'turn_boundary' });
+    await a.close();
+    // pi /fork or /ctx fork: the new session starts from the parent's state at the fork point.
+    const b = await ContextManager.open({ sessionId: uid('b'), workspaceRoot: ws, store, fromCommit: base.id });
+    const seeded = (await b.commits.materialize(base.id)).messages;
+    await b.transformContext([...seeded, ...turn(2)]);
+    // /tree onto turn 0, before the fork point: no commit of this session maps, and its first state holds turn 1.
+    expect(await b.rewind(turn(0))).toEqual({ moved: true, commit: null });
+    expect(b.commitTip).toBeNull();
+    const seen = JSON.stringify(await b.transformContext([...turn(0), ...turn(3)]));
+    expect(seen).toContain('question 3');
+    expect(seen).toContain('answer 0');
+    for (const left of ['question 1', 'answer 1', 'question 2', 'answer 2']) expect(seen).not.toContain(left);
+    // The next commit is a new root; the branch is committed as the session goes on.
+    expect((await b.checkpoint({ trigger: 'turn_boundary' })).parent).toBeNull();
+    await b.close();
+    // Resumed, the session goes on from there.
+    const again = await ContextManager.open({ sessionId: b.sessionId, workspaceRoot: ws, store });
+    const after = JSON.stringify(await again.transformContext([...turn(0), ...turn(3), ...turn(4)]));
+    expect(after).toContain('question 4');
+    expect(after).not.toContain('question 1');
+    await again.close();
+  });
+
   test('bad input has codes', async () => {
     const cm = await open();
     await expectCode(cm.commits.show('nope'), 'INVALID_ARGUMENT');

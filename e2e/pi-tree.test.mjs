@@ -218,6 +218,36 @@ for (const LINE of PI_LINES) {
 			for (const t of ["first", "second", "two", "ALPHA-TEXT", "a.md"]) assert.equal(count(convo(third).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
 		});
 
+		it("/tree in a forked session back onto the first prompt, before the fork point: the model sees only the new prompt", opt, async () => {
+			const ws = workspace(BASE, { "a.md": A });
+			const rpc = await startScmRpc({
+				line: LINE, ...ws, env: TREE, extensions: [PROBE_EXTENSION],
+				script: [step(call("read", { path: "a.md" })), "one", step(call("bash", { command: ROWS })), "two", "three", "four"],
+			});
+			let r;
+			try {
+				await rpc.prompt("first");
+				await rpc.prompt("second");
+				// /fork at "second": a new session holding "first" and its turn; the engine seeds it from the parent.
+				const forkable = await rpc.send({ type: "get_fork_messages" });
+				const fork = await rpc.send({ type: "fork", entryId: forkable.data.messages.find((m) => m.text === "second").entryId });
+				assert.equal(fork.data.cancelled, false, JSON.stringify(fork));
+				await rpc.prompt("third");
+				// In the fork, /tree onto "first": before everything the fork was seeded with.
+				await navigate(rpc, entryOf((await treeEntries(rpc)).entries, "user", "first"));
+				await rpc.prompt("fourth");
+			} finally {
+				r = checked(await rpc.close());
+			}
+			assert.deepEqual(problems(r), [], "an error or warning was shown");
+			assert.equal(r.captures.length, 6);
+			const third = r.captures[4];
+			assert.ok(allText(third).includes("ALPHA-TEXT"), "the fork lost its parent's read");
+			const fourth = r.captures[5];
+			assert.deepEqual(convo(fourth).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "fourth"]]);
+			for (const t of ["first", "second", "third", "three", "ALPHA-TEXT", "ROW 001"]) assert.equal(count(convo(fourth).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+		});
+
 		it("/tree with a branch summary: the summary call goes around the package; the model sees the kept branch, pi's summary, the prompt", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A });
 			const rpc = await startScmRpc({

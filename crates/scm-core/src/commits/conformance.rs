@@ -849,9 +849,11 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     assert_eq!(s.model_call_count(), 6);
     s.close().await.unwrap();
 
-    // A session seeded from a commit has no root to go back to.
+    // A session seeded from a commit (turn 0) that went on (turn 8): back
+    // onto the first prompt, before the seed's position, its root is the
+    // seed emptied — nothing of the parent's turn 0 answer, nor of turn 8.
     let child = unique("commits-rewind-child");
-    let s = Session::open_from_commit(
+    let mut s = Session::open_from_commit(
         store.clone(),
         indexer(&store),
         SessionOptions::new(&child),
@@ -859,9 +861,24 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     )
     .await
     .unwrap();
-    let (_s, moved) = s
-        .rewind(&turn(9), &req(Trigger::TurnBoundary))
+    let mut c = turn(0);
+    c.extend(turn(8));
+    s.transform_context(&c).await.unwrap();
+    let (mut s, moved) = s
+        .rewind(&turn(0)[..1], &req(Trigger::TurnBoundary))
         .await
         .unwrap();
-    assert_eq!(moved, None);
+    assert_eq!(moved, Some(None));
+    assert_eq!((s.commit_tip(), s.cursor()), (None, 0));
+    let mut r = turn(0)[..1].to_vec();
+    r.extend(turn(9).into_iter().skip(1));
+    let seen = text(&s.transform_context(&r).await.unwrap());
+    assert!(seen.contains("answer 9"));
+    for gone in ["answer 0", "question 8", "answer 8"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} reached the model after going back before the seed: {seen}"
+        );
+    }
+    s.close().await.unwrap();
 }

@@ -16,8 +16,10 @@
 //!   None maps (a branch before the session's first commit, e.g. back onto
 //!   the first prompt): the **root**, the session's state as first written
 //!   (empty chat; the chain's tip cleared, so the next commit is a new
-//!   root), when that state consumed nothing (a session seeded by a fork
-//!   or `fromCommit` has no such root: nothing moves).
+//!   root). A session seeded by a fork or `fromCommit` was first written
+//!   holding its parent's chat: its root is that state emptied, as a new
+//!   session starts (no turns, no aliases, empty sets), and the next call
+//!   ingests the host's branch whole — never the branch that was left.
 //! - **How the state is restored.** The session's and chat's documents as
 //!   of the commit's transaction (sets, collapse window, turns, cursor,
 //!   aliases, cache-layout state) become their current versions again, the
@@ -134,7 +136,8 @@ pub async fn branch_commit(
     root(store, session_id).await
 }
 
-/// The session's state as first written, if it consumed nothing.
+/// The session's state as first written, emptied when it already held a
+/// chat (a fork's seed).
 async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget>> {
     let chat_id = chat_object_id(session_id);
     let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
@@ -150,9 +153,12 @@ async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget
     let consumed = ChatDoc::parse(&chat_doc)
         .map(|c| c.cursor().consumed)
         .unwrap_or(0);
-    if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
-        return Ok(None);
-    }
+    let (chat_doc, session_doc) =
+        if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
+            (emptied_chat(chat_doc), emptied_session(session_doc))
+        } else {
+            (chat_doc, session_doc)
+        };
     Ok(Some(RewindTarget {
         commit: None,
         to: 0,
@@ -160,6 +166,28 @@ async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget
         chat_doc,
         session_doc,
     }))
+}
+
+/// A chat document as a new session's: no turns, nothing consumed, no
+/// aliases nor layout state (`ChatDoc`'s fields; identity fields stay).
+fn emptied_chat(mut doc: Document) -> Document {
+    for k in ["cursor", "aliases", "layout"] {
+        doc.remove(k);
+    }
+    doc.insert("turns".into(), Value::Array(Vec::new()));
+    doc.insert("toolcall_refs".into(), Value::Array(Vec::new()));
+    doc.insert("turn_count".into(), 0.into());
+    doc
+}
+
+/// A session document as a new session's: the sets empty, no collapse
+/// window (`SessionDoc`'s fields; identity fields stay).
+fn emptied_session(mut doc: Document) -> Document {
+    doc.remove("recent_use");
+    for k in ["session_index", "metadata_pool", "active_set", "pinned_set"] {
+        doc.insert(k.into(), Value::Array(Vec::new()));
+    }
+    doc
 }
 
 /// Makes `target`'s state the session's current one (see the module docs);
