@@ -389,9 +389,10 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // whose newest showing was a re-read, then an activation, pointing at a copy that later went. 443 and 492 (session
   // 20): an epoch copied a file whose copy in the fold's working area still showed its current text; 611 (session
   // 21) one whose fresh activation showed it (check 9); 854 a fold's area copy beside its block's entry of that
-  // text (check 9); 920 two re-reads of one folded original both shown again, then a re-read beside them (check 10).
+  // text (check 9); 920 two re-reads of one folded original both shown again, then a re-read beside them (check 10);
+  // 607 (session 22) a re-read pointing at a read the agent had deactivated, kept after the epoch collapsed it (check 11).
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 611, 854, 920, 951, 1270, 1359, 1708];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

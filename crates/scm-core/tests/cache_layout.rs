@@ -1133,6 +1133,54 @@ async fn a_pin_after_a_deactivate_survives_a_restart() {
     }
 }
 
+/// deactivate a file, then read it again before the next epoch: the re-read
+/// points at the read the deactivation will collapse; when the epoch
+/// collapses it, the re-read shows its own text — never
+/// "[t3: identical to t1 above]" above a ref (random seed 607, check 11).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_after_a_deactivate_never_points_at_the_ref_it_leaves() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        // An epoch as soon as a deactivation frees anything.
+        let o = opts(
+            "deactivate-reread",
+            CachePolicy {
+                high: 1_500,
+                deactivate_epoch: 1,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o).await;
+        let a = body("AFILE", 12);
+        ws.write("a.ts", &a);
+        let mut t = Transcript::default();
+        t.user("look at a.ts");
+        s.read("a.ts").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.ts"}), &a);
+        let mut outs = vec![s.transform_context(&t.messages).await.unwrap()];
+        let op = s.deactivate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("d1", "deactivate", json!({"id": "a.ts"}), &op.message);
+        s.read("a.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "a.ts"}), &a);
+        for k in 0..3 {
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(
+                occurrences(&out, "AFILE line 011"),
+                1,
+                "call {}: a.ts shown once: {}",
+                k + 1,
+                serde_json::to_string(&out).unwrap()
+            );
+            outs.push(out);
+            t.user(&format!("go on {k}"));
+        }
+        assert!(s.cache_stats().epochs >= 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aliases_and_layout_state_survive_resume() {
     for store in stores() {

@@ -719,6 +719,22 @@ impl CacheLayout {
             plan.new_copies.contains(&f) && texts.get(&f).and_then(Option::as_deref) == Some(body)
         };
         let retarget = self.lose_copies(&stays, number, &remade);
+        // A re-read that stays, pointing at a call the agent deactivated
+        // (it read the file again before the epoch came), shows its own
+        // text from now on: the original collapses as asked, and the
+        // pointer would name a ref (random seed 607).
+        let orphaned: Vec<u32> = (0..n)
+            .filter(|&i| kept.binary_search(&i).is_ok() || is_pinned(i))
+            .filter(|&i| {
+                self.state.calls[i]
+                    .dedupe()
+                    .is_some_and(|d| deactivated.contains(&(d as usize)))
+            })
+            .map(|i| i as u32)
+            .collect();
+        for k in orphaned {
+            self.void_dedupe(k, number);
+        }
         #[cfg(debug_assertions)]
         let mut every = self.state.calls.clone();
         let changed = epochs::collapse_all_but(
