@@ -15,7 +15,8 @@
 //   8. no two working copies in view show the same text of a file;
 //   9. a new working copy's text is nowhere else in view (no copy beside a call showing that text);
 //  10. no file's current text is in two messages;
-//  11. a pointer is true: "[t19: identical to t12 above]" has the re-read's text in view above it;
+//  11. a pointer is true: "[t19: identical to t12 above]" has the re-read's text in view above it, and
+//      "[f3 is shown above]" the file's text as activated, while the file has not changed since;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
@@ -92,6 +93,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // what a pin keeps in view.
   const pinned = new Set();
   const shown = new Map();
+  // Per activate/pin call id: the file and its text when the call showed it (check 11).
+  const activated = new Map();
   let fresh = [];
   // Files changed on disk by someone else since the last call: path → the text they had before.
   let changed = new Map();
@@ -207,6 +210,12 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
           const text = original.get(t.slice(1, t.indexOf(':')));
           if (!seen.join('\n').includes(text) && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
           expect(seen.join('\n').includes(text), `${where(n)}: ${t} points at nothing that shows its text (message ${i})`).toBe(true);
+        }
+        // …and an activation's "[f3 is shown above]": the file as it was activated, while it has not changed since.
+        if (m.role === 'toolResult' && /^\[[ft]\d+ is shown above\]$/.test(t)) {
+          const b = calls[Number(m.toolCallId.slice(1)) - 1];
+          const a = activated.get(b?.id);
+          if (a && disk(a.rel) === a.text) expect(seen.join('\n').includes(a.text), `${where(n)}: ${t} (${b.name} ${a.rel}) with its text not above it (message ${i})`).toBe(true);
         }
         seen.push(t);
         if (m.role === 'assistant') for (const b of m.content ?? []) if (b.type === 'toolCall') for (const v of Object.values(b.arguments ?? {})) if (typeof v === 'string') seen.push(v);
@@ -335,6 +344,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       // result above shows that very version): the file as it is now is in view either way.
       if (op.ok && (kind === 'activate' || kind === 'pin')) expected = disk(rel);
       if (op.ok && (kind === 'activate' || kind === 'pin')) shown.set(rel, disk(rel));
+      if (op.ok && (kind === 'activate' || kind === 'pin')) activated.set(callId, { rel, text: disk(rel) });
       if (op.ok && kind === 'pin') pinned.add(rel);
       if (op.ok && (kind === 'unpin' || kind === 'deactivate')) pinned.delete(rel);
     }

@@ -1181,6 +1181,62 @@ async fn a_re_read_after_a_deactivate_never_points_at_the_ref_it_leaves() {
     }
 }
 
+/// An activation that found the file shown says "[f1 is shown above]";
+/// when what it names collapses (the agent deactivated the file), the note
+/// collapses with it rather than point at a ref (random seeds 138, 443,
+/// check 11).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shown_above_note_collapses_with_what_it_names() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts(
+            "note-collapse",
+            CachePolicy {
+                high: 1_500,
+                deactivate_epoch: 1,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o).await;
+        let a = body("AFILE", 12);
+        ws.write("a.ts", &a);
+        let mut t = Transcript::default();
+        t.user("look at a.ts");
+        s.read("a.ts").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.ts"}), &a);
+        let op = s.activate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "a.ts"}), &op.message);
+        let mut outs = vec![s.transform_context(&t.messages).await.unwrap()];
+        let first = serde_json::to_string(&outs[0]).unwrap();
+        assert!(first.contains("is shown above"), "{first}");
+        assert_eq!(occurrences(&outs[0], "AFILE line 011"), 1);
+        let op = s.deactivate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("d1", "deactivate", json!({"id": "a.ts"}), &op.message);
+        for k in 0..2 {
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let all = serde_json::to_string(&out).unwrap();
+            assert_eq!(
+                occurrences(&out, "AFILE line 011"),
+                0,
+                "call {}: {all}",
+                k + 1
+            );
+            assert!(
+                !all.contains("is shown above"),
+                "call {}: a note above a ref: {all}",
+                k + 1
+            );
+            outs.push(out);
+            t.user(&format!("go on {k}"));
+        }
+        assert!(s.cache_stats().epochs >= 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aliases_and_layout_state_survive_resume() {
     for store in stores() {

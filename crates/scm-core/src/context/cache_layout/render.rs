@@ -313,7 +313,10 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
 
     fn result_text(&self, call: u32) -> String {
         let c = &self.state.calls[call as usize];
-        if c.result_collapsible(self.policy) && !c.result_live_at(self.epochs) {
+        // (A note collapses with its target, whatever its size.)
+        if (c.result_collapsible(self.policy) || c.points_to.is_some())
+            && !c.result_live_at(self.epochs)
+        {
             return ref_text(call, &self.live_text(call));
         }
         if let Some(d) = c.dedupe_at(self.epochs) {

@@ -506,6 +506,33 @@ impl CacheLayout {
         n
     }
 
+    /// An activation's "[f4 is shown above]" whose target this epoch
+    /// collapsed (its result, or a write's content) collapses with it to a
+    /// ref: it would point at a ref (random seeds 138, 443: the agent
+    /// deactivated the file, or the write it named grew old). Returns
+    /// `changed` with those notes added.
+    fn collapse_notes_with_targets(&mut self, mut changed: Vec<u32>, epoch: u32) -> Vec<u32> {
+        let calls = &self.state.calls;
+        let gone: HashSet<u32> = changed
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let st = &calls[c as usize];
+                st.collapsed == Some(epoch) || st.args_collapsed == Some(epoch)
+            })
+            .collect();
+        if gone.is_empty() {
+            return changed;
+        }
+        for (k, st) in self.state.calls.iter_mut().enumerate() {
+            if st.collapsed.is_none() && st.points_to.is_some_and(|d| gone.contains(&d)) {
+                st.collapsed = Some(epoch);
+                changed.push(k as u32);
+            }
+        }
+        changed
+    }
+
     /// Live units that pending deactivations would free.
     pub fn deactivated_units(&self, p: &CachePolicy) -> u64 {
         self.state
@@ -751,6 +778,7 @@ impl CacheLayout {
             epochs::collapse_all_but(&mut every, &all, &kept, p, number, is_pinned);
             assert!(every == self.state.calls, "a closed call was not open");
         }
+        let changed = self.collapse_notes_with_targets(changed, number);
         let calls = &self.state.calls;
         self.open
             .retain(|&c| calls.get(c as usize).is_some_and(|st| st.open(p)));
