@@ -17,6 +17,8 @@
 //  10. no file's current text is in two messages;
 //  11. a pointer is true: "[t19: identical to t12 above]" has the re-read's text in view above it, and
 //      "[f3 is shown above]" the file's text as activated, while the file has not changed since;
+//  12. (INV_STALE=1, a diagnostic: not yet true) where an earlier version of a file (before the agent's edit or
+//      write) is in view, so is the file as it is now, or every edit and write body since;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
@@ -95,6 +97,14 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const shown = new Map();
   // Per activate/pin call id: the file and its text when the call showed it (check 11).
   const activated = new Map();
+  // Per file, its earlier versions made by the agent: { text, since: the edit/write bodies after it } (check 12).
+  const versions = new Map();
+  const agentChanged = (rel, before, body) => {
+    const v = versions.get(rel) ?? [];
+    for (const e of v) e.since.push(body);
+    v.push({ text: before, since: [body] });
+    versions.set(rel, v);
+  };
   let fresh = [];
   // Files changed on disk by someone else since the last call: path → the text they had before.
   let changed = new Map();
@@ -221,6 +231,23 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         if (m.role === 'assistant') for (const b of m.content ?? []) if (b.type === 'toolCall') for (const v of Object.values(b.arguments ?? {})) if (typeof v === 'string') seen.push(v);
       });
     }
+    // 12. The agent's own changes: where an earlier version of a file is in view whole, so is the file as it
+    // is now, or every edit and write body since that version (the model can tell what changed).
+    // A diagnostic for now (INV_STALE=1): it fails on most seeds, nearly all through a fold's PINNED block that
+    // shows a pinned file as it was at the fold while the edits made since collapse (docs/design.md §5, ⏳).
+    if (cacheLayout && process.env.INV_STALE) {
+      for (const [rel, vs] of versions) {
+        const now = disk(rel);
+        for (const v of vs) {
+          if (v.text === now || v.text.length < 200 || !texts.some((t) => t.includes(v.text))) continue;
+          const told = all.includes(now) || v.since.every((b) => all.includes(b)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
+          if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+          const holder = texts.map((t, i) => (t.includes(v.text) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean);
+          const missing = v.since.filter((b) => !all.includes(b)).map((b) => b.slice(0, 30));
+          expect(told, `${where(n)}: an earlier version of ${rel} is in view (${holder}), and neither its current text nor the edits since (${missing.length} of ${v.since.length} not in view)`).toBe(true);
+        }
+      }
+    }
     // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
     // text or a CHANGED message naming the file.
     for (const [rel, old] of changed) {
@@ -307,7 +334,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       // The lines, at least (the spec layout shows the file they come from instead of the slice).
       expected = lines.slice(offset - 1, offset - 1 + limit).join('\n');
     } else if (kind === 'edit') {
-      const lines = disk(rel).split('\n');
+      const before = disk(rel);
+      const lines = before.split('\n');
       const at = r.int(0, Math.max(0, lines.length - 3));
       const len = Math.min(r.int(1, 4), lines.length - at);
       const oldText = lines.slice(at, at + len).join('\n');
@@ -315,6 +343,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       lines.splice(at, len, ...newLines);
       writeFileSync(path.join(ws, rel), lines.join('\n'));
       await cm.observeEdit(rel);
+      agentChanged(rel, before, newLines.join('\n'));
       call = { id: callId, name: 'edit', arguments: { path: rel, oldText, newText: newLines.join('\n') } };
       result = msg.result(callId, 'edit', `Successfully replaced text in ${rel}.`);
     } else if (kind === 'badEdit') {
@@ -322,6 +351,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       result = msg.result(callId, 'edit', `Could not find the exact text in ${rel}.`, true);
     } else if (kind === 'write') {
       const content = Array.from({ length: r.int(5, 60) }, () => line(r, 'w')).join('\n');
+      agentChanged(rel, disk(rel), content);
       writeFileSync(path.join(ws, rel), content);
       await cm.observeWrite(rel);
       // A write replaces the file: nothing changed outside it is left to tell.
@@ -400,9 +430,10 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // 20): an epoch copied a file whose copy in the fold's working area still showed its current text; 611 (session
   // 21) one whose fresh activation showed it (check 9); 854 a fold's area copy beside its block's entry of that
   // text (check 9); 920 two re-reads of one folded original both shown again, then a re-read beside them (check 10);
-  // 607 (session 22) a re-read pointing at a read the agent had deactivated, kept after the epoch collapsed it (check 11).
+  // 607 (session 22) a re-read pointing at a read the agent had deactivated, kept after the epoch collapsed it (check 11);
+  // 333 an activation's "[f1 is shown above]" left standing when the copy it named collapsed (check 11).
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

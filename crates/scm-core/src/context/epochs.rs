@@ -200,6 +200,12 @@ impl ToolCallState {
         self.dedupe_of.filter(|_| self.dedupe_void.is_none())
     }
 
+    /// An activation or pin that found its target shown and answered only
+    /// "[f3 is shown above]" (it names a call, `points_to`, or a copy).
+    pub fn is_note(&self) -> bool {
+        !self.shows.is_empty() && self.shows.iter().all(|s| s.note)
+    }
+
     /// [`ToolCallState::dedupe`] as it was with `epochs` epochs done.
     pub fn dedupe_at(&self, epochs: u32) -> Option<u32> {
         self.dedupe_of

@@ -191,7 +191,15 @@ impl CacheLayout {
     /// Call `k`, an identical re-read, shows its own text from epoch
     /// `epoch` on (its result is rendered again), and can collapse again.
     pub(super) fn void_dedupe(&mut self, k: u32, epoch: u32) {
-        self.state.calls[k as usize].dedupe_void = Some(epoch);
+        let c = &mut self.state.calls[k as usize];
+        c.dedupe_void = Some(epoch);
+        // A note has no text of its own to show: "[f1 is shown above]"
+        // with its copy gone would point at nothing; it collapses (random
+        // seed 333: a failed edit's copy collapsed under an activation's note).
+        let note = c.is_note();
+        if note && c.collapsed.is_none() {
+            c.collapsed = Some(epoch);
+        }
         self.changed.calls.insert(k);
         self.copy_pointers.retain(|&c| c != k);
         // It shows its file now: the newest showing, if it is (a pin of
@@ -199,7 +207,7 @@ impl CacheLayout {
         let c = &self.state.calls[k as usize];
         if let Some(id) = c
             .file
-            .filter(|_| !c.ranged)
+            .filter(|_| !c.ranged && !note)
             .and_then(|f| self.aliases.f.get(f as usize))
         {
             if self.latest_show.get(id).is_none_or(|&l| l < k) {

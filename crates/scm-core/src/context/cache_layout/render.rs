@@ -314,9 +314,7 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
     fn result_text(&self, call: u32) -> String {
         let c = &self.state.calls[call as usize];
         // (A note collapses with its target, whatever its size.)
-        if (c.result_collapsible(self.policy) || c.points_to.is_some())
-            && !c.result_live_at(self.epochs)
-        {
+        if (c.result_collapsible(self.policy) || c.is_note()) && !c.result_live_at(self.epochs) {
             return ref_text(call, &self.live_text(call));
         }
         if let Some(d) = c.dedupe_at(self.epochs) {
