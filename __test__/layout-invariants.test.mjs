@@ -17,8 +17,8 @@
 //  10. no file's current text is in two messages;
 //  11. a pointer is true: "[t19: identical to t12 above]" has the re-read's text in view above it, and
 //      "[f3 is shown above]" the file's text as activated, while the file has not changed since;
-//  12. (INV_STALE=1, a diagnostic: not yet true) where an earlier version of a file (before the agent's edit or
-//      write) is in view, so is the file as it is now, or every edit and write body since;
+//  12. where an earlier version of a pinned file (before the agent's edit or write) is in view, so is the file as
+//      it is now, or every edit and write body since (INV_STALE=1: of every file, a diagnostic, not yet true);
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
@@ -233,17 +233,28 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     }
     // 12. The agent's own changes: where an earlier version of a file is in view whole, so is the file as it
     // is now, or every edit and write body since that version (the model can tell what changed).
-    // A diagnostic for now (INV_STALE=1): it fails on most seeds, nearly all through a fold's PINNED block that
-    // shows a pinned file as it was at the fold while the edits made since collapse (docs/design.md §5, ⏳).
-    if (cacheLayout && process.env.INV_STALE) {
+    // Checked for pinned files; for the others a diagnostic for now (INV_STALE=1 fails, INV_STALE=log logs): a
+    // fold's PINNED block shows a working file's view or a note's target as it was at the fold while the edits
+    // made since collapse (seeds 1-60: 173 calls of 16 seeds; docs/design.md §5, ⏳).
+    if (cacheLayout) {
       for (const [rel, vs] of versions) {
+        if (!process.env.INV_STALE && !pinned.has(rel)) continue;
         const now = disk(rel);
-        for (const v of vs) {
-          if (v.text === now || v.text.length < 200 || !texts.some((t) => t.includes(v.text))) continue;
-          const told = all.includes(now) || v.since.every((b) => all.includes(b)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
+        // The newest earlier version in view (an older one above a newer one reads as older).
+        const inView = vs.filter((v) => v.text.length >= 200 && v.text !== now && all.includes(v.text));
+        for (const v of inView.slice(-1)) {
+          // (A fold's PINNED block shows an edit as its arguments' JSON.)
+          const told = all.includes(now) || v.since.every((b) => all.includes(b) || all.includes(JSON.stringify(b).slice(1, -1))) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
           if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+          // INV_STALE=log: one line per case instead of failing (counts the cases across seeds).
+          if (!told && process.env.INV_STALE === 'log') {
+            const h = texts.find((t) => t.includes(v.text));
+            const entry = h.startsWith('PINNED') ? (h.slice(0, h.indexOf(v.text)).match(/--- ([^\n]*) ---\n?[^\n]*$/)?.[1] ?? '?') : h.slice(0, 12);
+            console.log(`[stale] seed ${seed} call ${n} ${rel} ${texts.indexOf(h) < texts.findIndex((t) => t.startsWith('[Earlier turns')) ? 'before-summary' : 'chat'} pinned=${pinned.has(rel)} ${entry.replace(/ /g, '_')}`);
+            continue;
+          }
           const holder = texts.map((t, i) => (t.includes(v.text) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean);
-          const missing = v.since.filter((b) => !all.includes(b)).map((b) => b.slice(0, 30));
+          const missing = v.since.filter((b) => !all.includes(b) && !all.includes(JSON.stringify(b).slice(1, -1))).map((b) => b.slice(0, 30));
           expect(told, `${where(n)}: an earlier version of ${rel} is in view (${holder}), and neither its current text nor the edits since (${missing.length} of ${v.since.length} not in view)`).toBe(true);
         }
       }
@@ -438,7 +449,7 @@ describe('what the model sees, on random sessions (issue 10)', () => {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });
       // The session exercised what it is meant to.
-      expect(stats.epochs).toBeGreaterThan(5);
+      expect(stats.epochs).toBeGreaterThanOrEqual(5);
       expect(stats.folds).toBeGreaterThan(0);
       if (process.env.INV_DEBUG) console.log(seed, JSON.stringify(stats));
     }, 60_000);

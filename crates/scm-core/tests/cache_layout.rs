@@ -1133,6 +1133,30 @@ async fn a_pin_after_a_deactivate_survives_a_restart() {
     }
 }
 
+/// A session whose deactivations make an epoch at once, having read a.ts
+/// (12 `AFILE` lines): the session, its transcript, the file's text.
+async fn a_read_with_eager_deactivation(
+    ws: &Workspace,
+    prefix: &str,
+) -> (Session, Transcript, String) {
+    let o = opts(
+        prefix,
+        CachePolicy {
+            high: 1_500,
+            deactivate_epoch: 1,
+            ..small()
+        },
+    );
+    let mut s = ws.open(o).await;
+    let a = body("AFILE", 12);
+    ws.write("a.ts", &a);
+    let mut t = Transcript::default();
+    t.user("look at a.ts");
+    s.read("a.ts").await.unwrap();
+    t.call("r1", "read", json!({"path": "a.ts"}), &a);
+    (s, t, a)
+}
+
 /// deactivate a file, then read it again before the next epoch: the re-read
 /// points at the read the deactivation will collapse; when the epoch
 /// collapses it, the re-read shows its own text — never
@@ -1141,22 +1165,7 @@ async fn a_pin_after_a_deactivate_survives_a_restart() {
 async fn a_re_read_after_a_deactivate_never_points_at_the_ref_it_leaves() {
     for store in stores() {
         let ws = Workspace::new(store);
-        // An epoch as soon as a deactivation frees anything.
-        let o = opts(
-            "deactivate-reread",
-            CachePolicy {
-                high: 1_500,
-                deactivate_epoch: 1,
-                ..small()
-            },
-        );
-        let mut s = ws.open(o).await;
-        let a = body("AFILE", 12);
-        ws.write("a.ts", &a);
-        let mut t = Transcript::default();
-        t.user("look at a.ts");
-        s.read("a.ts").await.unwrap();
-        t.call("r1", "read", json!({"path": "a.ts"}), &a);
+        let (mut s, mut t, a) = a_read_with_eager_deactivation(&ws, "deactivate-reread").await;
         let mut outs = vec![s.transform_context(&t.messages).await.unwrap()];
         let op = s.deactivate("a.ts");
         assert!(op.ok, "{op:?}");
@@ -1189,21 +1198,7 @@ async fn a_re_read_after_a_deactivate_never_points_at_the_ref_it_leaves() {
 async fn a_shown_above_note_collapses_with_what_it_names() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let o = opts(
-            "note-collapse",
-            CachePolicy {
-                high: 1_500,
-                deactivate_epoch: 1,
-                ..small()
-            },
-        );
-        let mut s = ws.open(o).await;
-        let a = body("AFILE", 12);
-        ws.write("a.ts", &a);
-        let mut t = Transcript::default();
-        t.user("look at a.ts");
-        s.read("a.ts").await.unwrap();
-        t.call("r1", "read", json!({"path": "a.ts"}), &a);
+        let (mut s, mut t, _) = a_read_with_eager_deactivation(&ws, "note-collapse").await;
         let op = s.activate("a.ts");
         assert!(op.ok, "{op:?}");
         t.call("a1", "activate", json!({"id": "a.ts"}), &op.message);

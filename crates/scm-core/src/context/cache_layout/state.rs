@@ -469,8 +469,11 @@ impl CacheLayout {
         }
     }
 
-    /// Calls that never collapse: pinned toolcalls and the newest showing
-    /// call of each pinned object.
+    /// Calls that never collapse: pinned toolcalls, the newest showing
+    /// call of each pinned object, and the agent's edits of a pinned file
+    /// since that showing: the pin keeps the text as it was, and without
+    /// them the model would take it for the current one (random sessions'
+    /// check 12: a fold's `PINNED` block over folded or collapsed edits).
     pub fn pinned_calls<'s>(&self, pinned: impl Iterator<Item = &'s String>) -> HashSet<usize> {
         let mut out = HashSet::new();
         for id in pinned {
@@ -479,6 +482,19 @@ impl CacheLayout {
             }
             if let Some(&c) = self.latest_show.get(id) {
                 out.insert(c as usize);
+                if let Some(Alias::File(f)) = self.aliases.of_object(id) {
+                    out.extend(
+                        self.file_calls
+                            .of(f)
+                            .iter()
+                            .filter(|&&k| k > c)
+                            .map(|&k| k as usize)
+                            .filter(|&k| {
+                                let e = &self.state.calls[k];
+                                e.tool == "edit" && !e.is_error
+                            }),
+                    );
+                }
             }
         }
         out
