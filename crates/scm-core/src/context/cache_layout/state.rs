@@ -537,10 +537,17 @@ impl CacheLayout {
                 st.collapsed == Some(epoch) || st.args_collapsed == Some(epoch)
             })
             .collect();
-        if gone.is_empty() {
+        // A note comes after what it names: no walk before the oldest target.
+        let Some(&from) = gone.iter().min() else {
             return changed;
-        }
-        for (k, st) in self.state.calls.iter_mut().enumerate() {
+        };
+        for (k, st) in self
+            .state
+            .calls
+            .iter_mut()
+            .enumerate()
+            .skip(from as usize + 1)
+        {
             if st.collapsed.is_none() && st.points_to.is_some_and(|d| gone.contains(&d)) {
                 st.collapsed = Some(epoch);
                 changed.push(k as u32);
@@ -766,14 +773,18 @@ impl CacheLayout {
         // (it read the file again before the epoch came), shows its own
         // text from now on: the original collapses as asked, and the
         // pointer would name a ref (random seed 607).
-        let orphaned: Vec<u32> = (0..n)
-            .filter(|&i| kept.binary_search(&i).is_ok() || is_pinned(i))
+        let orphaned: Vec<u32> = kept
+            .iter()
+            .chain(pinned.iter().filter(|&&i| is_pinned(i)))
+            .copied()
             .filter(|&i| {
                 self.state.calls[i]
                     .dedupe()
                     .is_some_and(|d| deactivated.contains(&(d as usize)))
             })
             .map(|i| i as u32)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
             .collect();
         for k in orphaned {
             self.void_dedupe(k, number);
