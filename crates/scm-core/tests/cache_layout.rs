@@ -2064,6 +2064,101 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
     }
 }
 
+/// A file the fold's `PINNED` block shows (as it was at the fold) keeps the
+/// agent's edits made since in view while the block shows it: the block
+/// stays until the next fold whatever epochs collapse, and without the edit
+/// the model would take the block's text for the file as it is (random
+/// sessions' check 12).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_the_fold_shows_keeps_the_edits_made_since() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let o = opts(
+            "block-edits",
+            CachePolicy {
+                fold: 1_000,
+                working_calls: 10,
+                working_units: 2_000,
+                ..small()
+            },
+        );
+        let mut s = ws.open(o).await;
+        let v1 = body("KEPT", 8);
+        ws.write("a.ts", &v1);
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        // Other work first: the first fold comes about 40 turns in.
+        for turn in 0..36 {
+            t.user(&format!("PROMPTX{turn} go on")).call(
+                &format!("x{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("X{turn}W"), 12),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+        }
+        assert_eq!(s.cache_stats().folds, 0);
+        // The agent reads the file; the fold comes while it works on it and
+        // shows the read in its block.
+        s.read("a.ts").await.unwrap();
+        t.user("PROMPT read a.ts")
+            .call("r0", "read", json!({"path": "a.ts"}), &v1);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        bash_turns_until(&mut s, &mut t, &mut outs, 10, |_, out| {
+            block_shows(out, "KEPT line 007")
+        })
+        .await;
+        // The agent edits the file the block shows, then goes on with other
+        // work long enough for the file to stop being worked on.
+        let old: String = v1.lines().skip(2).take(4).collect::<Vec<_>>().join("\n");
+        let new = old.replace("KEPT", "EDITED");
+        ws.write("a.ts", &v1.replace(&old, &new));
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        t.user("PROMPT edit a.ts").call(
+            "e1",
+            "edit",
+            json!({"path": "a.ts", "oldText": old, "newText": new}),
+            "Successfully replaced text in a.ts.",
+        );
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let epochs = s.cache_stats().epochs;
+        let mut stale_checked = 0;
+        for turn in 0..16 {
+            t.user(&format!("PROMPT more {turn}"));
+            t.call(
+                &format!("m{turn}"),
+                "bash",
+                json!({"command": "b"}),
+                &body(&format!("M{turn}W"), 12),
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            if block_shows(&out, "KEPT line 003") {
+                stale_checked += 1;
+                // (The edit's arguments, or the block's copy of them.)
+                assert!(
+                    serde_json::to_string(&out)
+                        .unwrap()
+                        .contains("EDITED line 003"),
+                    "turn {turn}: the block shows a.ts as it was, its edit is not in view: {:#?}",
+                    texts(&out)
+                );
+            }
+            outs.push(out);
+        }
+        assert!(
+            s.cache_stats().epochs >= epochs + 2,
+            "{:?}",
+            s.cache_stats()
+        );
+        assert!(
+            stale_checked >= 2,
+            "the block showed the old text at {stale_checked} calls"
+        );
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// What the model last saw of each file survives a resume: a file in view
 /// that changed while no session ran gets its CHANGED notice (with the diff)
 /// at the first call after the resume, as it would have in the same process.

@@ -500,6 +500,62 @@ impl CacheLayout {
         out
     }
 
+    /// Calls an epoch keeps so that no file the fold shows whole reads as
+    /// current when it is not: the fold's `PINNED` block and its working
+    /// area's copies stay as they were until the next fold, whatever epochs
+    /// collapse, so the agent's changes of such a file since its newest
+    /// whole showing there stay in the chat with it — its newest write since
+    /// (a whole new text) and the edits after that. Like the edits of a
+    /// pinned file (`pinned_calls`); random sessions' check 12. Not the
+    /// calls the agent deactivated: their collapse is what it asked for.
+    pub fn fold_changes(&self) -> Vec<usize> {
+        let calls = &self.state.calls;
+        let skip = |k: usize| self.state.deactivated.contains(&(k as u32));
+        let whole = |k: u32, f: u32| {
+            let c = &calls[k as usize];
+            !c.is_error
+                && match c.tool.as_str() {
+                    "read" => c.file == Some(f) && c.has_result && !c.ranged,
+                    "write" => c.file == Some(f),
+                    _ => shows_files(&self.aliases, c).contains(&f),
+                }
+        };
+        // Per file the fold shows whole, the first call after its newest
+        // showing there.
+        let mut after: HashMap<u32, u32> = HashMap::new();
+        let mut saw = |f: u32, from: u32| {
+            let a = after.entry(f).or_insert(from);
+            *a = (*a).max(from);
+        };
+        for &k in self.fold_block() {
+            let c = &calls[k as usize];
+            for f in c.file.into_iter().chain(shows_files(&self.aliases, c)) {
+                if whole(k, f) {
+                    saw(f, k + 1);
+                }
+            }
+        }
+        if let Some(area) = self.state.folds.last() {
+            for c in area.copies.iter().filter(|c| c.collapsed.is_none()) {
+                saw(c.file, c.after);
+            }
+        }
+        let mut out = Vec::new();
+        for (f, from) in after {
+            let since = self.file_calls.of(f);
+            let later = &since[since.partition_point(|&k| k < from)..];
+            let start = later
+                .iter()
+                .rposition(|&k| calls[k as usize].tool == "write" && !calls[k as usize].is_error)
+                .unwrap_or(0);
+            out.extend(later[start..].iter().map(|&k| k as usize).filter(|&k| {
+                let c = &calls[k];
+                matches!(c.tool.as_str(), "edit" | "write") && !c.is_error && !skip(k)
+            }));
+        }
+        out
+    }
+
     pub fn live_units(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
         epochs::live_units(&self.state.calls, p, |i| pinned.contains(&i))
     }
@@ -653,6 +709,8 @@ impl CacheLayout {
         let mut work = std::mem::take(&mut plan.calls);
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
+        // So do the agent's changes of a file since the fold showed it.
+        kept.extend(self.fold_changes());
         // The fresh and working calls added above may point at a call the
         // recency rule let go: what they name stays too.
         epochs::with_originals(&self.state.calls, &mut kept, |i| deactivated.contains(&i));
