@@ -540,6 +540,9 @@ impl CacheLayout {
                 saw(c.file, c.after);
             }
         }
+        // (Changes the fold folded away are gone either way: the chat's only.)
+        let cut = self.fold_cut();
+        let in_chat = |k: usize| self.items.assistant_item.get(k).is_some_and(|&a| a >= cut);
         let mut out = Vec::new();
         for (f, from) in after {
             let since = self.file_calls.of(f);
@@ -550,7 +553,7 @@ impl CacheLayout {
                 .unwrap_or(0);
             out.extend(later[start..].iter().map(|&k| k as usize).filter(|&k| {
                 let c = &calls[k];
-                matches!(c.tool.as_str(), "edit" | "write") && !c.is_error && !skip(k)
+                matches!(c.tool.as_str(), "edit" | "write") && !c.is_error && !skip(k) && in_chat(k)
             }));
         }
         out
