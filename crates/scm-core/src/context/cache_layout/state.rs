@@ -712,7 +712,8 @@ impl CacheLayout {
         let mut work = std::mem::take(&mut plan.calls);
         work.retain(|i| !deactivated.contains(i));
         kept.extend(work.iter().copied());
-        // So do the agent's changes of a file since the fold showed it.
+        // Nor the agent's changes of a file since the fold showed it whole
+        // (the fold shows it as it was until the next fold).
         kept.extend(self.fold_changes());
         // The fresh and working calls added above may point at a call the
         // recency rule let go: what they name stays too.
