@@ -470,8 +470,8 @@ impl CacheLayout {
     }
 
     /// Calls that never collapse: pinned toolcalls, the newest showing
-    /// call of each pinned object, and the agent's edits of a pinned file
-    /// since that showing: the pin keeps the text as it was, and without
+    /// call of each pinned object, and the agent's changes of a pinned file
+    /// since that showing (`changes_since`): the pin keeps the text as it was, and without
     /// them the model would take it for the current one (random sessions'
     /// check 12: a fold's `PINNED` block over folded or collapsed edits).
     pub fn pinned_calls<'s>(&self, pinned: impl Iterator<Item = &'s String>) -> HashSet<usize> {
@@ -483,21 +483,29 @@ impl CacheLayout {
             if let Some(&c) = self.latest_show.get(id) {
                 out.insert(c as usize);
                 if let Some(Alias::File(f)) = self.aliases.of_object(id) {
-                    out.extend(
-                        self.file_calls
-                            .of(f)
-                            .iter()
-                            .filter(|&&k| k > c)
-                            .map(|&k| k as usize)
-                            .filter(|&k| {
-                                let e = &self.state.calls[k];
-                                e.tool == "edit" && !e.is_error
-                            }),
-                    );
+                    out.extend(self.changes_since(f, c + 1));
                 }
             }
         }
         out
+    }
+
+    /// The agent's changes of file `f` from call `from` on that a text shown
+    /// before `from` needs beside it to read as current: its newest
+    /// successful write (a whole new text) and the successful edits after
+    /// it, or every successful edit when it has no write since.
+    fn changes_since(&self, f: u32, from: u32) -> impl Iterator<Item = usize> + '_ {
+        let calls = &self.state.calls;
+        let since = self.file_calls.of(f);
+        let later = &since[since.partition_point(|&k| k < from)..];
+        let start = later
+            .iter()
+            .rposition(|&k| calls[k as usize].tool == "write" && !calls[k as usize].is_error)
+            .unwrap_or(0);
+        later[start..].iter().map(|&k| k as usize).filter(|&k| {
+            let c = &calls[k];
+            matches!(c.tool.as_str(), "edit" | "write") && !c.is_error
+        })
     }
 
     /// Calls an epoch keeps so that no file the fold shows whole reads as
@@ -543,20 +551,11 @@ impl CacheLayout {
         // (Changes the fold folded away are gone either way: the chat's only.)
         let cut = self.fold_cut();
         let in_chat = |k: usize| self.items.assistant_item.get(k).is_some_and(|&a| a >= cut);
-        let mut out = Vec::new();
-        for (f, from) in after {
-            let since = self.file_calls.of(f);
-            let later = &since[since.partition_point(|&k| k < from)..];
-            let start = later
-                .iter()
-                .rposition(|&k| calls[k as usize].tool == "write" && !calls[k as usize].is_error)
-                .unwrap_or(0);
-            out.extend(later[start..].iter().map(|&k| k as usize).filter(|&k| {
-                let c = &calls[k];
-                matches!(c.tool.as_str(), "edit" | "write") && !c.is_error && !skip(k) && in_chat(k)
-            }));
-        }
-        out
+        after
+            .into_iter()
+            .flat_map(|(f, from)| self.changes_since(f, from))
+            .filter(|&k| !skip(k) && in_chat(k))
+            .collect()
     }
 
     pub fn live_units(&self, p: &CachePolicy, pinned: &HashSet<usize>) -> u64 {
