@@ -16,6 +16,7 @@
 
 mod copies;
 mod dedupe;
+mod epoch;
 mod fold;
 mod items;
 mod records;
