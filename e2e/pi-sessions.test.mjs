@@ -148,6 +148,30 @@ for (const line of PI_LINES) {
 			}
 		});
 
+		it("a resume on a branch the store did not follow (pi went on without the package): the model sees pi's branch, never the stored one", opt, async () => {
+			const ws = workspace(BASE, {});
+			const one = await scm({ line, ...ws, script: ["ANSWER-ONE"], prompt: "PROMPT-ONE" });
+			await scm({ line, ...again(ws), sessionId: one.sessionId, script: ["ANSWER-TWO"], prompt: "PROMPT-TWO" });
+			// Meanwhile, outside the package (pi run without it, or a second pi on the same session), the user
+			// went back to ANSWER-ONE and asked something else: pi's leaf is now that branch.
+			const file = one.sessionFile;
+			const entries = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+			const answerOne = entries.find((e) => e.type === "message" && e.message.role === "assistant" && messageText(e.message) === "ANSWER-ONE");
+			const userOne = entries.find((e) => e.type === "message" && e.message.role === "user" && messageText(e.message) === "PROMPT-ONE");
+			assert.ok(answerOne?.id && userOne, `no ANSWER-ONE entry with an id in ${file}`);
+			const t = Date.now();
+			const prompt = { ...userOne, id: "b1a2c3d4", parentId: answerOne.id, timestamp: new Date(t).toISOString(), message: { ...userOne.message, content: [{ type: "text", text: "PROMPT-BRANCH" }], timestamp: t } };
+			const answer = { ...answerOne, id: "b1a2c3d5", parentId: prompt.id, timestamp: new Date(t + 1).toISOString(), message: { ...answerOne.message, content: [{ type: "text", text: "ANSWER-BRANCH" }], timestamp: t + 1 } };
+			writeFileSync(file, readFileSync(file, "utf8") + `${JSON.stringify(prompt)}\n${JSON.stringify(answer)}\n`);
+			const three = await scm({ line, ...again(ws), sessionId: one.sessionId, script: ["ANSWER-THREE"], prompt: "PROMPT-THREE" });
+			const seen = convo(three.captures[0]).map((m) => [m.role, messageText(m)]).filter(([, text]) => /^(PROMPT|ANSWER)-/.test(text));
+			assert.deepEqual(
+				seen,
+				[["user", "PROMPT-ONE"], ["assistant", "ANSWER-ONE"], ["user", "PROMPT-BRANCH"], ["assistant", "ANSWER-BRANCH"], ["user", "PROMPT-THREE"]],
+				"the model did not see exactly pi's branch",
+			);
+		});
+
 		it("fork (--fork <file>), cache layout: the child's first context is the parent's context at the fork point plus its prompt", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A, "b.md": B });
 			const parent = await cacheParentRun(line, ws);

@@ -131,8 +131,27 @@ export default function selfContextManager(pi) {
 				messages = llmMessages(sm.buildSessionContext().messages).filter((m) => m.role !== "system");
 			} catch {}
 			options.forkOf = { sessionId: parentId, messages };
+			return addon.ContextManager.open(options);
 		}
-		return addon.ContextManager.open(options);
+		const cm = await addon.ContextManager.open(options);
+		await followBranch(ctx, cm);
+		return cm;
+	}
+
+	/**
+	 * A resumed session follows pi's branch. pi may have gone on without the package (run without it, or a second
+	 * pi on the same session) to a branch the store never saw; the engine would append that branch to the stored
+	 * one and the model would see both. It moves to the commit the branch maps to (or the session's root), as
+	 * after /tree; a no-op when the branch continues the stored session (every ordinary resume).
+	 */
+	async function followBranch(ctx, cm) {
+		const messages = branchMessages(ctx);
+		if (!messages?.length) return;
+		try {
+			await cm.rewind(messages);
+		} catch (e) {
+			notifyOnce(ctx, `rewind:${e.code ?? "?"}`, `the context could not follow pi's branch at resume (${describe(e)})`);
+		}
 	}
 
 	async function closeManager(ctx) {
