@@ -165,8 +165,8 @@ function load(cwd, options) {
     secretPatterns: s.secretPatterns,
     readSecrets: envBool("SCM_READ_SECRETS") ?? s.readSecrets,
     readOutsideWorkspace: envBool("SCM_READ_OUTSIDE_WORKSPACE") ?? s.readOutsideWorkspace,
-    // Context commits: a turn-boundary checkpoint after every N-th completed agent run (0: none, only
-    // /ctx checkpoint, compactions and session end).
+    // Context commits: a turn-boundary checkpoint after every N-th completed agent run, and one at session
+    // end (0: neither; /ctx checkpoint and compactions still commit).
     checkpointEvery: envInt("SCM_CHECKPOINT_EVERY") ?? s.checkpointEvery ?? 1,
   };
 }
