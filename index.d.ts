@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'NOT_CONTENT_OBJECT'
   | 'INVALID_MESSAGE'
   | 'SESSION_CLOSED'
+  /** Another instance (a second process on the same session id) wrote the session since this one read it: this one stopped writing; every call but close fails with it. */
+  | 'SESSION_SUPERSEDED'
   | 'INVALID_ARGUMENT'
   | 'IO_ERROR'
   | 'INTERNAL';

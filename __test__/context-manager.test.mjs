@@ -370,6 +370,32 @@ describeStores('ContextManager', ({ kind, options }) => {
       await Promise.all([a.close(), b.close()]);
     });
 
+    test('two live managers on one session id never interleave: the one that wrote second is superseded', async () => {
+      const ws = tempDir('scm-ws-');
+      const store = options();
+      const sessionId = uid('twin');
+      const a = await ContextManager.open({ sessionId, workspaceRoot: ws, store });
+      const b = await ContextManager.open({ sessionId, workspaceRoot: ws, store });
+      const ma = [msg.user('from a')];
+      const mb = [msg.user('from b')];
+      await a.transformContext(ma);
+      await a.flush();
+      // b read the session before a wrote: its write is refused, it writes nothing more.
+      await b.transformContext(mb);
+      await b.flush();
+      await expectCode(b.transformContext([...mb, msg.user('b again')]), 'SESSION_SUPERSEDED');
+      await expectCode(b.read('x.txt'), 'SESSION_SUPERSEDED');
+      await b.close();
+      ma.push(msg.assistant([], 'answer a'), msg.user('a again'));
+      await a.transformContext(ma);
+      await a.close();
+      const c = await ContextManager.open({ sessionId, workspaceRoot: ws, store });
+      const seen = (await c.transformContext(ma)).map(textOf).join('\n');
+      expect(seen).toContain('a again');
+      expect(seen).not.toContain('from b');
+      await c.close();
+    });
+
     test('a second process on the same store derives the same ids and keeps its session apart', async () => {
       const { ws, cm, storeOptions } = await setup();
       write(ws, 'p.ts', 'process');

@@ -172,6 +172,32 @@ for (const line of PI_LINES) {
 			);
 		});
 
+		it("two pi processes on one session: their writes never mix; a later resume sees exactly the branch pi resumes", opt, async () => {
+			const ws = workspace(BASE, {});
+			const one = await scm({ line, ...ws, script: ["ANSWER-ONE"], prompt: "PROMPT-ONE" });
+			// A stays open (RPC) while B (a second pi, print mode) runs a turn on the same session.
+			const a = await startScmRpc({ line, ...again(ws), sessionId: one.sessionId, script: ["ANSWER-A1", "ANSWER-A2"] });
+			let ra;
+			try {
+				await a.prompt("PROMPT-A1");
+				const b = await scm({ line, ...again(ws), sessionId: one.sessionId, script: ["ANSWER-B"], prompt: "PROMPT-B" });
+				assert.equal(b.sessionId, one.sessionId);
+				// A's next write finds B's: A stops writing (its model call still gets A's own conversation).
+				await a.prompt("PROMPT-A2");
+			} finally {
+				ra = await a.close();
+			}
+			assert.equal(ra.exitCode, 0, failInfo(ra));
+			const seenA = convo(ra.captures.at(-1)).map((m) => messageText(m)).filter((t) => /^(PROMPT|ANSWER)-/.test(t));
+			assert.deepEqual(seenA, ["PROMPT-ONE", "ANSWER-ONE", "PROMPT-A1", "ANSWER-A1", "PROMPT-A2"], "A's model call");
+			const stored = await storedChat(ws.cwd, one.sessionId);
+			assert.equal(count(stored, "PROMPT-A2"), 0, "A's write after B's landed: the chat mixes both processes");
+			// pi resumes its latest entries, A's branch: the model sees exactly that branch, nothing of B's.
+			const c = await scm({ line, ...again(ws), sessionId: one.sessionId, script: ["ANSWER-C"], prompt: "PROMPT-C" });
+			const seen = convo(c.captures[0]).map((m) => messageText(m)).filter((t) => /^(PROMPT|ANSWER)-/.test(t));
+			assert.deepEqual(seen, ["PROMPT-ONE", "ANSWER-ONE", "PROMPT-A1", "ANSWER-A1", "PROMPT-A2", "ANSWER-A2", "PROMPT-C"]);
+		});
+
 		it("fork (--fork <file>), cache layout: the child's first context is the parent's context at the fork point plus its prompt", opt, async () => {
 			const ws = workspace(BASE, { "a.md": A, "b.md": B });
 			const parent = await cacheParentRun(line, ws);

@@ -43,6 +43,11 @@ pub enum Error {
     InvalidMessage { index: usize, reason: String },
     #[error("session closed")]
     SessionClosed,
+    /// Another instance wrote this session (a second process on the same
+    /// session id): this one stopped writing and managing it, so the two
+    /// never interleave in the store.
+    #[error("session {0} was written by another instance since this one read it; this instance stopped (open it again to continue from what is stored)")]
+    SessionSuperseded(String),
 
     // ---- generic ----
     #[error("invalid argument: {0}")]
@@ -69,6 +74,7 @@ impl Error {
             Error::NotContentObject { .. } => "NOT_CONTENT_OBJECT",
             Error::InvalidMessage { .. } => "INVALID_MESSAGE",
             Error::SessionClosed => "SESSION_CLOSED",
+            Error::SessionSuperseded(_) => "SESSION_SUPERSEDED",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",
             Error::Io(_) => "IO_ERROR",
             Error::Internal(_) => "INTERNAL",

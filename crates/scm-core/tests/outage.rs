@@ -640,6 +640,39 @@ async fn a_round_that_landed_although_it_failed_is_not_taken_for_a_conflict() {
     }
 }
 
+/// A session's writes are guarded by its heads as it last read or wrote
+/// them (a second live instance on the session id is `SESSION_SUPERSEDED`);
+/// a write of its own whose submit reported a failure although it landed
+/// is not taken for another instance's: the next write goes on top of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_that_landed_although_their_write_failed_are_the_session_s_own() {
+    for (ws, switch) in workspaces() {
+        let mut s = ws.session("outage-heads").await;
+        let mut t = Transcript::default();
+        t.user("one")
+            .call("c1", "bash", json!({"command": "a"}), "out-1");
+        s.ingest_and_assemble(&t.messages).unwrap();
+        let flaky = LandsThenFails(switch.clone(), true.into());
+        let mut p = s.take_pending().unwrap();
+        assert_eq!(p.tx_count(), 1, "one round: the final one, with the heads");
+        let e = p.submit(&flaky).await.unwrap_err();
+        assert_eq!(e.code(), "STORE_UNAVAILABLE");
+        s.restore_failed_write(p, &e);
+        t.user("two")
+            .call("c2", "bash", json!({"command": "b"}), "out-2");
+        s.transform_context(&t.messages).await.unwrap();
+        s.flush().await.unwrap();
+        assert!(s.write_error().is_none(), "{:?}", s.write_error());
+        s.close().await.unwrap();
+        let mut again = ws.open(SessionOptions::new(s.session_id())).await;
+        let out =
+            serde_json::to_string(&again.transform_context(&t.messages).await.unwrap()).unwrap();
+        assert!(out.contains("out-1") && out.contains("out-2"), "{out}");
+        assert_eq!(again.turn_count(), 2);
+        again.close().await.unwrap();
+    }
+}
+
 /// When the store is back, the session's next file operation must not write
 /// its new version ahead of the versions it queued during the outage: the
 /// queue goes first. (Before the compare-and-set the queued versions landed

@@ -451,3 +451,59 @@ async fn a_malformed_observed_message_changes_nothing() {
     assert_eq!(s.cursor(), 1);
     assert!(!s.has_pending());
 }
+
+/// Two live instances on one session id (two processes resuming the same
+/// session): their writes never interleave. The first to write after the
+/// other read the session owns it; the other's write is refused with
+/// `SESSION_SUPERSEDED`, it writes nothing more, and every operation but
+/// `close` fails with that code. What is stored is one instance's session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_live_instance_of_a_session_never_interleaves_its_writes() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let id = unique_id("twin");
+        let mut first = Transcript::default();
+        first
+            .user("seed")
+            .call("s1", "bash", json!({"command": "s"}), "out-seed");
+        {
+            let mut s = ws.open(SessionOptions::new(&id)).await;
+            s.transform_context(&first.messages).await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut a = ws.open(SessionOptions::new(&id)).await;
+        let mut b = ws.open(SessionOptions::new(&id)).await;
+        let mut ta = first.clone();
+        ta.user("from a")
+            .call("a1", "bash", json!({"command": "a"}), "out-from-a");
+        a.transform_context(&ta.messages).await.unwrap();
+        let mut tb = first.clone();
+        tb.user("from b")
+            .call("b1", "bash", json!({"command": "b"}), "out-from-b");
+        let err = b.transform_context(&tb.messages).await.unwrap_err();
+        assert_eq!(err.code(), "SESSION_SUPERSEDED", "{err}");
+        let again = b.transform_context(&tb.messages).await.unwrap_err();
+        assert_eq!(again.code(), "SESSION_SUPERSEDED");
+        assert_eq!(
+            b.read("x.txt").await.unwrap_err().code(),
+            "SESSION_SUPERSEDED"
+        );
+        b.close().await.unwrap();
+        // The owner goes on writing.
+        ta.call("a2", "bash", json!({"command": "a2"}), "out-from-a-2");
+        a.transform_context(&ta.messages).await.unwrap();
+        a.close().await.unwrap();
+        let mut c = ws.open(SessionOptions::new(&id)).await;
+        let out = serde_json::to_string(&c.transform_context(&ta.messages).await.unwrap()).unwrap();
+        assert!(
+            out.contains("out-from-a-2") && out.contains("out-seed"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("out-from-b") && !out.contains("from b"),
+            "{out}"
+        );
+        assert_eq!(c.turn_count(), 2);
+        c.close().await.unwrap();
+    }
+}

@@ -229,6 +229,10 @@ pub struct Session {
     closed: bool,
     /// Opened by [`Session::open_read_only`]: never writes to the store.
     read_only: bool,
+    /// Another instance wrote the session since this one read it
+    /// (`SESSION_SUPERSEDED`): this one writes nothing more, and every
+    /// operation but `close` fails with that error.
+    superseded: bool,
     /// Aliases (both layouts) and the cache layout: its state, the version
     /// of each file the model last saw, its `FILES +k` lines.
     cache: crate::context::cache_layout::CacheLayout,
@@ -269,6 +273,7 @@ impl Session {
             watch: None,
             closed: false,
             read_only: false,
+            superseded: false,
             cache: Default::default(),
             handover: Default::default(),
             commit_tip: None,
@@ -319,6 +324,8 @@ impl Session {
     fn ensure_open(&self) -> Result<()> {
         if self.closed {
             Err(Error::SessionClosed)
+        } else if self.superseded {
+            Err(Error::SessionSuperseded(self.options.session_id.clone()))
         } else {
             Ok(())
         }

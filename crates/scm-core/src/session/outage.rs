@@ -29,6 +29,15 @@ impl Session {
     /// [`Session::restore_pending`] for a write that failed with `error`
     /// (the split form's counterpart of a failed [`Session::flush`]).
     pub fn restore_failed_write(&mut self, pending: PendingWrite, error: &Error) {
+        if matches!(error, Error::SessionSuperseded(_)) {
+            // The session is another instance's now: what this one queued
+            // is not written (its objects are in the host's transcript).
+            self.superseded = true;
+            self.read_only = true;
+            self.writes.error = Some(error.clone());
+            drop(pending);
+            return;
+        }
         self.restore_pending(pending);
         self.writes.error = Some(error.clone());
     }

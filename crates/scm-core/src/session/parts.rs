@@ -73,6 +73,15 @@ pub(super) struct Writes {
     pub(super) paged: StoredPages,
     /// Why writes are queued (see `Session::write_error`).
     pub(super) error: Option<Error>,
+    /// The session's and chat's head documents as this instance last read
+    /// or wrote them (`None`: absent), by id; a head not listed is not
+    /// known (never guarded). Every write of a head is guarded by it, so a
+    /// second instance on the same session id cannot interleave its writes
+    /// with this one's (`SESSION_SUPERSEDED`).
+    pub(super) heads: HashMap<String, Option<crate::store::Document>>,
+    /// Heads of writes that failed since the last one landed (one may have
+    /// landed all the same: see `PendingWrite::check_heads`).
+    pub(super) failed_heads: HashMap<String, Vec<crate::store::Document>>,
 }
 
 /// The spec layout's rendered parts, kept between calls.

@@ -203,6 +203,19 @@ pub struct PendingWrite {
     /// already in the store (a write that landed although its submit
     /// reported a failure): they are not written again.
     in_store: HashMap<String, usize>,
+    /// The heads this write puts, each with the version it must replace
+    /// (see `Writes::heads`): matched in the final round.
+    head_guards: Vec<HeadGuard>,
+}
+
+/// A head this write puts and the version it must replace.
+#[derive(Debug)]
+struct HeadGuard {
+    id: String,
+    expected: Option<Document>,
+    /// This session's own heads from writes that failed: one may have
+    /// landed although its submit reported the failure.
+    earlier: Vec<Document>,
 }
 
 /// Aborted attempts of one round before every guarded file of it is
@@ -268,6 +281,10 @@ impl PendingWrite {
             let receipt = loop {
                 let (mut ops, guards) = self.round_ops(r);
                 if final_round {
+                    ops.extend(self.head_guards.iter().map(|g| TxOp::Match {
+                        id: g.id.clone(),
+                        expected: g.expected.clone(),
+                    }));
                     ops.extend(self.sealed.iter().flatten().cloned().map(TxOp::Put));
                 }
                 if ops.is_empty() {
@@ -276,6 +293,15 @@ impl PendingWrite {
                 let receipt = store.submit(ops).await?;
                 if receipt.committed {
                     break Some(receipt);
+                }
+                if final_round && self.check_heads(store).await? {
+                    attempts += 1;
+                    if attempts >= ROUND_ATTEMPTS {
+                        return Err(Error::Internal(
+                            "session write aborted again after its heads were re-read".into(),
+                        ));
+                    }
+                    continue;
                 }
                 if guards.is_empty() {
                     return Err(Error::Internal(
@@ -304,6 +330,33 @@ impl PendingWrite {
                 }),
             },
         }
+    }
+
+    /// After the final round aborted, its heads: each must be the version
+    /// it replaces, or one of this session's own from a write whose submit
+    /// reported a failure although it landed — then the guard moves to it
+    /// and the round is tried again (true). Any other version is another
+    /// instance's: it owns the session now (`SESSION_SUPERSEDED`). False:
+    /// the heads are as expected (a file's guard failed).
+    async fn check_heads(&mut self, store: &dyn Store) -> Result<bool> {
+        let mut moved = false;
+        for g in &mut self.head_guards {
+            let latest = store.get(&g.id).await?;
+            if latest == g.expected {
+                continue;
+            }
+            match latest {
+                Some(l) if g.earlier.contains(&l) => {
+                    g.expected = Some(l);
+                    moved = true;
+                }
+                _ => {
+                    let sid = g.id.split_once(':').map_or(g.id.as_str(), |(_, s)| s);
+                    return Err(Error::SessionSuperseded(sid.to_string()));
+                }
+            }
+        }
+        Ok(moved)
     }
 
     /// After round `r` aborted: for each guarded file whose latest version
@@ -603,6 +656,25 @@ impl Session {
         let session_seq = pending
             .session
             .then(|| self.session_write(&mut docs, &mut parts));
+        let head_guards = [
+            (pending.chat, &self.ids.chat),
+            (pending.session, &self.ids.session),
+        ]
+        .into_iter()
+        .filter(|(written, _)| *written)
+        .filter_map(|(_, id)| {
+            Some(HeadGuard {
+                id: id.clone(),
+                expected: self.writes.heads.get(id)?.clone(),
+                earlier: self
+                    .writes
+                    .failed_heads
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
         Some(PendingWrite {
             queued,
             rounds,
@@ -621,6 +693,7 @@ impl Session {
             rebased: Vec::new(),
             rebase_receipt: None,
             in_store: HashMap::new(),
+            head_guards,
         })
     }
 
@@ -647,6 +720,14 @@ impl Session {
         for (doc, tx) in &pending.rebased {
             self.put_object(doc.clone(), *tx, false);
         }
+        // The heads written are what the next write must replace.
+        self.writes.failed_heads.clear();
+        for d in pending.sealed.iter().flatten() {
+            let id = d.get(crate::store::ID_KEY).and_then(Value::as_str);
+            if let Some(id) = id.filter(|id| self.writes.heads.contains_key(*id)) {
+                self.writes.heads.insert(id.to_string(), Some(d.clone()));
+            }
+        }
         if let Some(seq) = pending.chat_seq {
             self.writes.paged.chat_seq = seq;
         }
@@ -669,6 +750,18 @@ impl Session {
     /// since.
     pub fn restore_pending(&mut self, pending: PendingWrite) {
         let (rounds, landed) = (pending.rounds, pending.landed);
+        // Its heads may have landed although the submit failed: the next
+        // write's guard accepts them as this session's own.
+        for d in pending.sealed.iter().flatten() {
+            let id = d.get(crate::store::ID_KEY).and_then(Value::as_str);
+            if let Some(id) = id.filter(|id| self.writes.heads.contains_key(*id)) {
+                self.writes
+                    .failed_heads
+                    .entry(id.to_string())
+                    .or_default()
+                    .push(d.clone());
+            }
+        }
         // A file re-based on the disk is not queued again: its store state
         // is the disk's (what re-basing wrote goes into the cache).
         for (doc, tx) in &pending.rebased {

@@ -105,6 +105,10 @@ impl Session {
         if let Some(sp) = docs.remove(&s.ids.system_prompt) {
             s.system_prompt = Some(Known { doc: sp, tx: None });
         }
+        // The heads as read: this instance's writes are guarded by them.
+        for id in [&s.ids.session, &s.ids.chat] {
+            s.writes.heads.insert(id.clone(), docs.get(id).cloned());
+        }
         match docs.remove(&s.ids.session) {
             Some(session_head) => {
                 let session_desc = PagedDesc::of(&session_head);
