@@ -777,7 +777,8 @@ export declare class ContextManager {
   /**
    * The host moved to another branch of this session (pi's /tree; `messages`: the branch as the context hook would
    * get it): commits what is new, then moves the session to the commit the branch maps to, so the model sees exactly
-   * that branch. `moved` false when the branch continues the session (or nothing maps); `commit` null when it moved
+   * that branch. A branch that continues the session changes nothing and commits nothing (`moved` false; also when
+   * nothing maps); `commit` null when it moved
    * to the root (a branch before the session's first commit).
    */
   rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<{ moved: boolean; commit: ContextCommit | null }>;

@@ -155,6 +155,15 @@ describeStores('context commits', ({ options }) => {
     await cm.close();
   });
 
+  test('rewind onto the branch the session is on (every resume under pi): nothing moves, nothing is committed', async () => {
+    const cm = await open();
+    const a = [...turn(0), ...turn(1)];
+    await cm.transformContext(a);
+    expect(await cm.rewind(a)).toEqual({ moved: false, commit: null });
+    expect(cm.commitTip).toBeNull();
+    await cm.close();
+  });
+
   test('rewind in a session opened from a commit, back before its own first commit: the model sees only the branch', async () => {
     const store = options();
     const ws = tempDir('scm-ws-');

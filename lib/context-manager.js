@@ -562,8 +562,8 @@ class ContextManager {
 
   /**
    * The host moved to another branch of this session (pi's /tree): `messages` is the branch as the context hook
-   * would get it. Commits what is new (a `turn_boundary` checkpoint), then moves the session to the commit the branch
-   * maps to, so the next transformContext shows exactly that branch (docs/design.md §7 "Branches"). Resolves to
+   * would get it. Unless the branch continues the session (then nothing happens, not even a commit), commits what is
+   * new (a `turn_boundary` checkpoint), then moves the session to the commit the branch maps to, so the next transformContext shows exactly that branch (docs/design.md §7 "Branches"). Resolves to
    * `{ moved, commit }`: moved false when the branch continues the session (or nothing maps); commit null when the
    * session moved to its root (a branch before its first commit).
    */

@@ -291,9 +291,11 @@ pub(super) async fn checkpoint<D: Drive>(
     ))
 }
 
-/// A host branch switch: commit what is new (`req`, normally a turn
-/// boundary), then, under the gate, find the commit `messages` map to (or
-/// the root), restore it and swap in the session opened again. Some(None):
+/// A host branch switch: unless the branch continues the session (then
+/// nothing happens, not even a commit), commit what is new (`req`,
+/// normally a turn boundary), then, under the gate, find the commit
+/// `messages` map to (or the root), restore it and swap in the session
+/// opened again. Some(None):
 /// moved to the root; None: the branch continues the session, or nothing
 /// maps, and the session is unchanged.
 pub(super) async fn rewind<D: Drive>(
@@ -302,6 +304,11 @@ pub(super) async fn rewind<D: Drive>(
     req: &CheckpointRequest,
 ) -> Result<Option<Option<Commit>>> {
     use super::rewind::{branch_commit, restore};
+    // A branch that continues the session moves nothing, and commits
+    // nothing either (a host hands its branch over at every resume).
+    if d.with(|s| Ok(s.continues(messages)))? {
+        return Ok(None);
+    }
     checkpoint(d, req).await?;
     d.settle().await;
     let gate = d.gate();

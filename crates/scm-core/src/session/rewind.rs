@@ -30,7 +30,8 @@
 //!   with disk, as on resume); the host's messages after the commit's
 //!   position are new to it and ingested by the next call.
 //! - Before moving, what the session holds beyond its tip is committed
-//!   (the branch that is left keeps its commit, its own chain).
+//!   (the branch that is left keeps its commit, its own chain); a branch
+//!   that continues the session moves nothing and commits nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
