@@ -34,11 +34,9 @@ impl Session {
             // is not written (its objects are in the host's transcript).
             self.superseded = true;
             self.read_only = true;
-            self.writes.error = Some(error.clone());
-            drop(pending);
-            return;
+        } else {
+            self.restore_pending(pending);
         }
-        self.restore_pending(pending);
         self.writes.error = Some(error.clone());
     }
 

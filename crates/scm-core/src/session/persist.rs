@@ -332,6 +332,18 @@ impl PendingWrite {
         }
     }
 
+    /// The heads this write puts (sealed with its final round), by id.
+    fn written_heads(&self) -> impl Iterator<Item = (&str, &Document)> {
+        self.head_guards.iter().filter_map(|g| {
+            let doc = self
+                .sealed
+                .iter()
+                .flatten()
+                .find(|d| d.get(crate::store::ID_KEY).and_then(Value::as_str) == Some(&g.id))?;
+            Some((g.id.as_str(), doc))
+        })
+    }
+
     /// After the final round aborted, its heads: each must be the version
     /// it replaces, or one of this session's own from a write whose submit
     /// reported a failure although it landed — then the guard moves to it
@@ -722,11 +734,8 @@ impl Session {
         }
         // The heads written are what the next write must replace.
         self.writes.failed_heads.clear();
-        for d in pending.sealed.iter().flatten() {
-            let id = d.get(crate::store::ID_KEY).and_then(Value::as_str);
-            if let Some(id) = id.filter(|id| self.writes.heads.contains_key(*id)) {
-                self.writes.heads.insert(id.to_string(), Some(d.clone()));
-            }
+        for (id, d) in pending.written_heads() {
+            self.writes.heads.insert(id.to_string(), Some(d.clone()));
         }
         if let Some(seq) = pending.chat_seq {
             self.writes.paged.chat_seq = seq;
@@ -752,15 +761,9 @@ impl Session {
         let (rounds, landed) = (pending.rounds, pending.landed);
         // Its heads may have landed although the submit failed: the next
         // write's guard accepts them as this session's own.
-        for d in pending.sealed.iter().flatten() {
-            let id = d.get(crate::store::ID_KEY).and_then(Value::as_str);
-            if let Some(id) = id.filter(|id| self.writes.heads.contains_key(*id)) {
-                self.writes
-                    .failed_heads
-                    .entry(id.to_string())
-                    .or_default()
-                    .push(d.clone());
-            }
+        for (id, d) in pending.written_heads() {
+            let earlier = self.writes.failed_heads.entry(id.to_string()).or_default();
+            earlier.push(d.clone());
         }
         // A file re-based on the disk is not queued again: its store state
         // is the disk's (what re-basing wrote goes into the cache).
