@@ -381,6 +381,16 @@ export interface ContextManagerOptions {
   cachePolicy?: CachePolicy;
   /** Track indexed files: edits outside the agent become new versions (sets never change). Default false. */
   watch?: boolean;
+  /**
+   * When the watcher polls directories instead of (or as well as) relying on the platform's events:
+   * `'auto'` (default) polls a directory on a network or user-space filesystem (NFS, SMB, 9p such as
+   * WSL's `/mnt/c`, FUSE such as sshfs), whose changes made elsewhere send no event, and one the
+   * platform's watcher refuses (inotify limit); `'always'` polls every directory and uses no platform
+   * watcher; `'never'` never polls. Anything else: INVALID_ARGUMENT.
+   */
+  watchPoll?: 'auto' | 'always' | 'never';
+  /** Time between two polls of a directory, in ms (10 to 3,600,000). Default 2000. */
+  watchPollMs?: number;
   /** Emit the system prompt as a `system` message (pi 1.x prepends its own: pass false there). Default true. */
   emitSystemMessage?: boolean;
   /** Files larger than this are metadata-only (never read: no file_hash). Default 1 MiB. */

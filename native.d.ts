@@ -545,6 +545,14 @@ export interface NapiSessionOptions {
   cachePolicy?: NapiCachePolicy
   /** Track indexed files with a watcher (default false). */
   watch?: boolean
+  /**
+   * When the watcher polls directories: `"auto"` (default: network
+   * filesystems and directories the platform's watcher refuses),
+   * `"always"` (every directory, no platform watcher), `"never"`.
+   */
+  watchPoll?: string
+  /** Time between two polls of a directory, 10 ms to one hour (default 2000). */
+  watchPollMs?: number
   /** Put the system prompt in the output as a `system` message (default true). */
   emitSystemMessage?: boolean
   maxContentBytes?: number

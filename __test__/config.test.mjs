@@ -6,7 +6,7 @@ import path from 'node:path';
 import { require, scm, tempDir, uid } from './helpers.mjs';
 
 const { loadConfig, storeFromArg } = require('../lib/config.js');
-const KEYS = ['SCM_STORE', 'SCM_STORE_PATH', 'SCM_XTDB_URL', 'SCM_DEFAULT_FILESYSTEM_ID', 'SCM_DEFAULT_IS_LOCAL', 'SCM_CACHE_SCALE_ABOVE'];
+const KEYS = ['SCM_STORE', 'SCM_STORE_PATH', 'SCM_XTDB_URL', 'SCM_DEFAULT_FILESYSTEM_ID', 'SCM_DEFAULT_IS_LOCAL', 'SCM_CACHE_SCALE_ABOVE', 'SCM_WATCH_POLL', 'SCM_WATCH_POLL_MS'];
 const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
 afterEach(() => {
   for (const k of KEYS) {
@@ -73,6 +73,25 @@ describe('sandbox settings (SSOT §5.1–§5.2): the default filesystem and whet
     const read = await cm.read(path.join(dir, 'secret.txt'));
     expect(JSON.stringify(await cm.getObject(read.id ?? ''))).not.toContain('host content');
     await cm.close();
+  });
+});
+
+describe('polling watcher settings (network filesystems)', () => {
+  it('unset: the engine decides (auto, 2 s); from settings; the environment over settings; wired to the engine', async () => {
+    const none = workspace();
+    expect(loadConfig(none.dir, { agentDir: none.agentDir })).toMatchObject({ watchPoll: undefined, watchPollMs: undefined });
+    const { dir, agentDir } = workspace({ watchPoll: 'always', watchPollMs: 500 });
+    expect(loadConfig(dir, { agentDir })).toMatchObject({ watchPoll: 'always', watchPollMs: 500 });
+    process.env.SCM_WATCH_POLL = 'never';
+    process.env.SCM_WATCH_POLL_MS = '250';
+    const c = loadConfig(dir, { agentDir });
+    expect(c).toMatchObject({ watchPoll: 'never', watchPollMs: 250 });
+    // The engine checks the values: a bad one refuses the open with a code.
+    const open = (o) => scm.ContextManager.open({ sessionId: uid('poll'), workspaceRoot: dir, store: { kind: 'embedded', path: ':memory:' }, watch: true, ...o });
+    await (await open({ watchPoll: c.watchPoll, watchPollMs: c.watchPollMs })).close();
+    process.env.SCM_WATCH_POLL = 'often';
+    const bad = loadConfig(dir, { agentDir });
+    expect((await open({ watchPoll: bad.watchPoll }).catch((e) => e)).code).toBe('INVALID_ARGUMENT');
   });
 });
 

@@ -2,7 +2,7 @@
 // activation), §4 (assembly, toolcall_refs, auto-collapse), §5.5 (indexing
 // through agent reads), memory-system-v0 §7.2 (static references).
 import { describe, test, expect } from 'vitest';
-import { mkdirSync, writeFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, writeFileSync, unlinkSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { scm, tempDir, uid, describeStores, expectCode, runNode, PKG, msg, textOf } from './helpers.mjs';
 
@@ -430,6 +430,36 @@ describeStores('ContextManager', ({ kind, options }) => {
       await cm.transformContext([msg.user('q')]);
       expect(cm.snapshot().activeSet).toEqual([]);
       await cm.close();
+    });
+  });
+
+  describe('polling watcher (network filesystems)', () => {
+    test('watchPoll "always": with no platform watcher at all, a change on disk still reaches the model', async () => {
+      const { ws, cm } = await setup({ watch: true, watchPoll: 'always', watchPollMs: 50 });
+      write(ws, 'nfs.ts', 'export const v = "before";');
+      await cm.read('nfs.ts');
+      const t = [msg.user('go')];
+      expect(JSON.stringify(await cm.transformContext(t))).toContain('before');
+      write(ws, 'nfs.ts', 'export const v = "after";');
+      // The poller compares modification times, which a coarse clock may give both writes alike: set one apart.
+      const later = new Date(Date.now() + 2_000);
+      utimesSync(path.join(ws, 'nfs.ts'), later, later);
+      // No API reports "the poller has seen it": call again with a deadline.
+      const deadline = Date.now() + 10_000;
+      let seen = '';
+      for (let i = 0; Date.now() < deadline && !seen.includes('after'); i++) {
+        t.push(msg.user(`again ${i}`));
+        seen = JSON.stringify(await cm.transformContext(t));
+        if (!seen.includes('after')) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(seen).toContain('after');
+      await cm.close();
+    });
+
+    test('watchPoll must be auto, always or never; watchPollMs 10 ms to an hour', async () => {
+      for (const bad of [{ watchPoll: 'sometimes' }, { watchPollMs: 5 }, { watchPollMs: 3_600_001 }]) {
+        await expectCode(ContextManager.open({ sessionId: uid('p'), workspaceRoot: tempDir('scm-ws-'), store: options(), watch: true, ...bad }), 'INVALID_ARGUMENT');
+      }
     });
   });
 

@@ -157,6 +157,10 @@ function load(cwd, options) {
     policy,
     mounts,
     watch: envBool("SCM_WATCH") ?? s.watch ?? true,
+    // When the watcher polls directories ("auto": network filesystems and directories the platform's watcher
+    // refuses; "always"; "never") and how often; the values are checked by the core at open.
+    watchPoll: env.SCM_WATCH_POLL || s.watchPoll,
+    watchPollMs: envInt("SCM_WATCH_POLL_MS") ?? s.watchPollMs,
     maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
     // "cancel" (default): pi's compaction is cancelled while the manager owns the context.
     compaction: env.SCM_COMPACTION || s.compaction || "cancel",

@@ -77,6 +77,8 @@ function sessionOptions(options) {
       layout,
       cachePolicy: options.cachePolicy ?? undefined,
       watch: watch ?? undefined,
+      watchPoll: options.watchPoll ?? undefined,
+      watchPollMs: options.watchPollMs ?? undefined,
       emitSystemMessage: options.emitSystemMessage ?? undefined,
       maxContentBytes: options.maxContentBytes ?? undefined,
       secretPatterns: options.secretPatterns ?? undefined,

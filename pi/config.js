@@ -31,6 +31,8 @@ export function openOptions(cfg, cwd, sessionId) {
 		defaultFilesystemId: cfg.defaultFilesystemId,
 		defaultIsLocal: cfg.defaultIsLocal,
 		watch: cfg.watch,
+		watchPoll: cfg.watchPoll,
+		watchPollMs: cfg.watchPollMs,
 		maxContentBytes: cfg.maxContentBytes,
 		secretPatterns: cfg.secretPatterns,
 		readSecrets: cfg.readSecrets,

@@ -113,6 +113,12 @@ pub struct NapiSessionOptions {
     pub cache_policy: Option<NapiCachePolicy>,
     /// Track indexed files with a watcher (default false).
     pub watch: Option<bool>,
+    /// When the watcher polls directories: `"auto"` (default: network
+    /// filesystems and directories the platform's watcher refuses),
+    /// `"always"` (every directory, no platform watcher), `"never"`.
+    pub watch_poll: Option<String>,
+    /// Time between two polls of a directory, 10 ms to one hour (default 2000).
+    pub watch_poll_ms: Option<i64>,
     /// Put the system prompt in the output as a `system` message (default true).
     pub emit_system_message: Option<bool>,
     pub max_content_bytes: Option<i64>,
@@ -171,6 +177,9 @@ pub(crate) fn build(
     if let Some(w) = o.watch {
         opts.watch = w;
     }
+    opts.watch_poll =
+        scm_core::fs::watcher::PollOptions::from_settings(o.watch_poll.as_deref(), o.watch_poll_ms)
+            .js()?;
     if let Some(e) = o.emit_system_message {
         opts.render.emit_system_message = e;
     }

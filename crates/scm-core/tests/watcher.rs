@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use scm_core::fs::indexer::{Indexer, IndexerOptions, RENAMED_FROM, RENAMED_TO};
 use scm_core::fs::resolver::{ResolvedPath, Resolver};
-use scm_core::fs::watcher::{WatchEvent, Watcher};
+use scm_core::fs::watcher::{PollMode, PollOptions, WatchEvent, Watcher, DEFAULT_DEBOUNCE};
 use scm_core::store::embedded::EmbeddedStore;
 use scm_core::store::Store;
 use serde_json::Value;
@@ -69,6 +69,23 @@ impl Fixture {
             Arc::new(move |e| {
                 let _ = tx.send(e);
             }),
+        )
+        .unwrap();
+        (w, rx)
+    }
+    fn watcher_polling(&self, mode: PollMode) -> (Watcher, UnboundedReceiver<WatchEvent>) {
+        let (tx, rx) = unbounded_channel();
+        let w = Watcher::with_options(
+            self.indexer.clone(),
+            tokio::runtime::Handle::current(),
+            Arc::new(move |e| {
+                let _ = tx.send(e);
+            }),
+            DEFAULT_DEBOUNCE,
+            PollOptions {
+                mode,
+                interval: Duration::from_millis(50),
+            },
         )
         .unwrap();
         (w, rx)
@@ -620,4 +637,59 @@ async fn a_panicking_callback_does_not_kill_the_watcher() {
 fn watcher_is_send_and_sync() {
     fn is<T: Send + Sync>() {}
     is::<Watcher>();
+}
+
+/// A directory whose changes the platform's watcher cannot see (a network
+/// filesystem) is polled. `PollMode::Always` polls without the platform's
+/// watcher at all, so the events below can only come from the poller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_polled_directory_reports_changes_and_deletions_without_platform_events() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "one").await;
+    let (w, mut rx) = f.watcher_polling(PollMode::Always);
+    w.track(&a).unwrap();
+    assert_eq!(w.polled_dirs(), vec![f.root.clone()]);
+
+    std::fs::write(f.path("a.txt"), "two").unwrap();
+    // The poller compares modification times, which a coarse clock may
+    // give both writes alike within a few milliseconds: set one apart.
+    later_mtime(&f.path("a.txt"));
+    expect_update(&mut rx, "two").await;
+    assert_eq!(f.versions(&a).await, 2);
+
+    std::fs::remove_file(f.path("a.txt")).unwrap();
+    match next(&mut rx).await {
+        WatchEvent::Deleted { object_id, .. } => assert_eq!(object_id, a.source.file_object_id()),
+        other => panic!("expected Deleted, got {other:?}"),
+    }
+    w.untrack(&a);
+    assert!(w.polled_dirs().is_empty());
+    w.close();
+}
+
+/// A local directory is left to the platform's watcher unless polling is
+/// asked for; `Never` never polls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_directory_is_not_polled_unless_asked() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "one").await;
+    for mode in [PollMode::Auto, PollMode::Never] {
+        let (w, mut rx) = f.watcher_polling(mode);
+        w.track(&a).unwrap();
+        assert!(w.polled_dirs().is_empty(), "{mode:?}");
+        let text = format!("{mode:?}");
+        std::fs::write(f.path("a.txt"), &text).unwrap();
+        expect_update(&mut rx, &text).await;
+        w.close();
+    }
+}
+
+fn later_mtime(p: &std::path::Path) {
+    let t = std::time::SystemTime::now() + Duration::from_secs(2);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
 }

@@ -3,4 +3,5 @@ pub mod indexer;
 pub mod note_walk;
 pub mod resolver;
 pub mod secrets;
+pub mod watch_backend;
 pub mod watcher;

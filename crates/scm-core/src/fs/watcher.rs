@@ -53,6 +53,10 @@
 //!   renamed into it) is tracked and indexed, a directory appearing there
 //!   is watched and its notes indexed. Changes and deletions of the notes
 //!   are those of any tracked file.
+//! - **Polling** (`watch_backend.rs`): a directory on a network
+//!   filesystem, or one the platform's watcher refuses, is polled as well
+//!   (or every directory instead, by choice); a polled batch has no close
+//!   events to wait for.
 //! - **Errors** (notify errors, unreadable files, store failures) are reported
 //!   as [`WatchEvent::Error`]; a panicking callback is caught and logged.
 
@@ -64,14 +68,14 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{
-    new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache,
-};
+use notify::EventKind;
+use notify_debouncer_full::DebouncedEvent;
 
 use crate::error::Error;
 use crate::fs::indexer::Indexer;
 use crate::fs::resolver::ResolvedPath;
+use crate::fs::watch_backend::{Backends, Batch, Source};
+pub use crate::fs::watch_backend::{PollMode, PollOptions};
 use crate::store::Document;
 
 /// What a watcher wrote. `read_at` is when the watcher had looked at the
@@ -167,8 +171,6 @@ fn leaves_open(kind: &EventKind) -> Option<bool> {
     }
 }
 
-type NotifyDebouncer = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
-
 thread_local! {
     /// Set while this thread runs the user callback, so `close()` called from
     /// inside it does not wait for itself.
@@ -185,7 +187,8 @@ struct Inner {
     closed: AtomicBool,
     /// Held (read) while a callback runs; `close` takes it (write) to wait.
     gate: RwLock<()>,
-    debouncer: Mutex<Option<NotifyDebouncer>>,
+    /// The platform's watcher and the poller (see `watch_backend.rs`).
+    debouncer: Mutex<Option<Backends>>,
     tracking: Mutex<Tracking>,
     worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -208,7 +211,7 @@ struct Tracking {
 
 impl Tracking {
     /// Drop one reference to `dir`; unwatch it with the last one.
-    fn release_dir(&mut self, dir: &Path, debouncer: &Mutex<Option<NotifyDebouncer>>) {
+    fn release_dir(&mut self, dir: &Path, debouncer: &Mutex<Option<Backends>>) {
         let Some(count) = self.dirs.get_mut(dir) else {
             return;
         };
@@ -217,7 +220,7 @@ impl Tracking {
             self.dirs.remove(dir);
             if let Some(d) = lock(debouncer).as_mut() {
                 // The directory may already be gone (and its watch with it).
-                let _ = d.unwatch(dir);
+                d.unwatch(dir);
             }
         }
     }
@@ -245,12 +248,19 @@ impl Watcher {
         callback: WatchCallback,
         debounce: Duration,
     ) -> crate::Result<Self> {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<DebounceEventResult>();
-        // Runs on the debouncer thread: forward only, never block.
-        let debouncer = new_debouncer(debounce, None, move |batch: DebounceEventResult| {
-            let _ = tx.send(batch);
-        })
-        .map_err(|e| Error::Watcher(format!("cannot start file watcher: {e}")))?;
+        Self::with_options(indexer, runtime, callback, debounce, PollOptions::default())
+    }
+
+    /// Same, saying when directories are polled (see `watch_backend.rs`).
+    pub fn with_options(
+        indexer: Arc<Indexer>,
+        runtime: tokio::runtime::Handle,
+        callback: WatchCallback,
+        debounce: Duration,
+        poll: PollOptions,
+    ) -> crate::Result<Self> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
+        let debouncer = Backends::new(debounce, poll, tx)?;
         let inner = Arc::new(Inner {
             indexer,
             callback,
@@ -298,6 +308,18 @@ impl Watcher {
     /// Number of directory watches held.
     pub fn watched_dir_count(&self) -> usize {
         lock(&self.inner.tracking).dirs.len()
+    }
+
+    /// Watched directories that are polled (sorted).
+    pub fn polled_dirs(&self) -> Vec<PathBuf> {
+        let dirs: Vec<PathBuf> = lock(&self.inner.tracking).dirs.keys().cloned().collect();
+        let backends = lock(&self.inner.debouncer);
+        let mut v: Vec<PathBuf> = dirs
+            .into_iter()
+            .filter(|d| backends.as_ref().is_some_and(|b| b.is_polled(d)))
+            .collect();
+        v.sort();
+        v
     }
 
     /// Stop everything; idempotent. After it returns no callback runs.
@@ -490,7 +512,7 @@ impl Inner {
         if let Some(d) = lock(&self.debouncer).as_mut() {
             // Deleted: notify dropped the watch already. Moved: it follows
             // the directory, not the path.
-            let _ = d.unwatch(dir);
+            d.unwatch(dir);
         }
         let ancestor = dir.ancestors().skip(1).find(|a| a.is_dir());
         let held = match ancestor {
@@ -565,8 +587,7 @@ impl Inner {
         let Some(d) = debouncer.as_mut() else {
             return Err(Error::Watcher("watcher is closed".into()));
         };
-        d.watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|e| Error::Watcher(format!("cannot watch {}: {e}", dir.display())))
+        d.watch(dir)
     }
 
     fn untrack(&self, host: &Path) {
@@ -606,10 +627,7 @@ impl Inner {
         lock(&self.tracking).files.get(host).cloned()
     }
 
-    async fn run(
-        self: Arc<Self>,
-        mut rx: tokio::sync::mpsc::UnboundedReceiver<DebounceEventResult>,
-    ) {
+    async fn run(self: Arc<Self>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Batch>) {
         let mut unsettled = Unsettled::default();
         loop {
             let due = unsettled.next_due();
@@ -624,8 +642,8 @@ impl Inner {
                 break;
             }
             match batch {
-                Some(Ok(events)) => self.process(events, &mut unsettled).await,
-                Some(Err(errors)) => {
+                Some((source, Ok(events))) => self.process(events, source, &mut unsettled).await,
+                Some((_, Err(errors))) => {
                     for e in errors {
                         self.error(format!("file watcher: {e}"));
                     }
@@ -647,8 +665,15 @@ impl Inner {
 
     /// One debounced batch: pair renames, then re-check every tracked path
     /// the batch mentions, in order, once — but a path whose writer has not
-    /// closed it yet waits in `unsettled` (see "Torn writes").
-    async fn process(&self, events: Vec<DebouncedEvent>, unsettled: &mut Unsettled) {
+    /// closed it yet waits in `unsettled` (see "Torn writes"; a poller
+    /// reports no close, so a polled batch does not wait for one).
+    async fn process(
+        &self,
+        events: Vec<DebouncedEvent>,
+        source: Source,
+        unsettled: &mut Unsettled,
+    ) {
+        let reports_close = REPORTS_CLOSE && source == Source::Native;
         let mut renames: Vec<(PathBuf, PathBuf)> = Vec::new();
         let mut mentioned: Vec<PathBuf> = Vec::new();
         // Per event path: still open for writing after the batch?
@@ -736,7 +761,7 @@ impl Inner {
         let mut last_heard: HashMap<PathBuf, std::time::Instant> = HashMap::new();
         for p in mentioned {
             if let Some(tracked) = self.tracked_for(&p) {
-                if REPORTS_CLOSE && open.get(&p) == Some(&true) {
+                if reports_close && open.get(&p) == Some(&true) {
                     writing.push(tracked.clone());
                 } else {
                     writing.retain(|w| *w != tracked);

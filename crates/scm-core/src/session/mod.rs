@@ -89,6 +89,11 @@ pub struct SessionOptions {
     pub render: RenderOptions,
     /// Track indexed files with a watcher (needs a tokio runtime).
     pub watch: bool,
+    /// When the watcher polls directories (network filesystems by default;
+    /// `crate::fs::watch_backend`). This process's, not the session's:
+    /// never stored.
+    #[serde(skip)]
+    pub watch_poll: crate::fs::watcher::PollOptions,
     /// On resume, read discovery stubs whose source exists (implementation
     /// plan §5 "Session resume", step 3). Vanished stubs always get a
     /// deletion version.
@@ -110,6 +115,7 @@ impl Default for SessionOptions {
             cache: CachePolicy::default(),
             render: RenderOptions::default(),
             watch: false,
+            watch_poll: Default::default(),
             resume_upgrades_stubs: true,
             note_folders: Vec::new(),
         }

@@ -170,7 +170,13 @@ impl Session {
         });
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|e| Error::Watcher(format!("watching needs a tokio runtime: {e}")))?;
-        let watcher = Watcher::new(self.indexer.clone(), runtime, callback)?;
+        let watcher = Watcher::with_options(
+            self.indexer.clone(),
+            runtime,
+            callback,
+            crate::fs::watcher::DEFAULT_DEBOUNCE,
+            self.options.watch_poll,
+        )?;
         self.watch = Some(WatchState {
             watcher,
             rx,
