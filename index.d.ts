@@ -389,7 +389,7 @@ export interface ContextManagerOptions {
    * watcher; `'never'` never polls. Anything else: INVALID_ARGUMENT.
    */
   watchPoll?: 'auto' | 'always' | 'never';
-  /** Time between two polls of a directory, in ms (10 to 3,600,000). Default 2000. */
+  /** Time between two looks at a polled directory, in ms (10 to 3,600,000); a change is reported once it has settled, one to two intervals after it. Default 1000. */
   watchPollMs?: number;
   /** Emit the system prompt as a `system` message (pi 1.x prepends its own: pass false there). Default true. */
   emitSystemMessage?: boolean;

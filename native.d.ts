@@ -551,7 +551,10 @@ export interface NapiSessionOptions {
    * `"always"` (every directory, no platform watcher), `"never"`.
    */
   watchPoll?: string
-  /** Time between two polls of a directory, 10 ms to one hour (default 2000). */
+  /**
+   * Time between two looks at a polled directory, 10 ms to one hour
+   * (default 1000).
+   */
   watchPollMs?: number
   /** Put the system prompt in the output as a `system` message (default true). */
   emitSystemMessage?: boolean

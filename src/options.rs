@@ -117,7 +117,8 @@ pub struct NapiSessionOptions {
     /// filesystems and directories the platform's watcher refuses),
     /// `"always"` (every directory, no platform watcher), `"never"`.
     pub watch_poll: Option<String>,
-    /// Time between two polls of a directory, 10 ms to one hour (default 2000).
+    /// Time between two looks at a polled directory, 10 ms to one hour
+    /// (default 1000).
     pub watch_poll_ms: Option<i64>,
     /// Put the system prompt in the output as a `system` message (default true).
     pub emit_system_message: Option<bool>,

@@ -4,6 +4,9 @@
 //! version being visible (the callback fires after the version's transaction
 //! was acknowledged, i.e. readable by every client).
 //!
+//! One more embedded run polls every directory (`PollMode::Always`, 1 s):
+//! its latency, and the process's CPU time while idle with the poller on.
+//!
 //! `cargo bench -p scm-core --bench watcher -- [embedded] [xtdb]`
 //! Env: SCM_BENCH_TRACKED (default 10000), SCM_BENCH_CHANGES (default 1000),
 //! SCM_BENCH_PACE_US (gap between paced writes, default 5000), SCM_BENCH_XTDB_URL.
@@ -19,7 +22,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use scm_core::fs::indexer::{Indexer, IndexerOptions};
 use scm_core::fs::resolver::{ResolvedPath, Resolver};
-use scm_core::fs::watcher::{WatchEvent, Watcher, DEFAULT_DEBOUNCE};
+use scm_core::fs::watcher::{PollMode, PollOptions, WatchEvent, Watcher, DEFAULT_DEBOUNCE};
 use scm_core::store::Store;
 use sha2::{Digest, Sha256};
 
@@ -53,6 +56,15 @@ fn inotify_watches() -> HashMap<String, usize> {
 /// Waits until no inotify fd of an earlier watcher is left, so the next
 /// count is this watcher's alone. Polls with a deadline: notify's inotify
 /// thread closes its fd after `close()` returns and offers no signal for it.
+/// This process's CPU time (user + system), in seconds.
+fn cpu_seconds() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid, writable rusage; RUSAGE_SELF is always valid.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
 fn wait_no_inotify() {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !inotify_watches().is_empty() {
@@ -87,9 +99,10 @@ fn start_watcher(
     indexer: Arc<Indexer>,
     rt: &tokio::runtime::Runtime,
     debounce: Duration,
+    poll: PollOptions,
 ) -> (Watcher, Events) {
     let (tx, rx) = mpsc::channel();
-    let w = Watcher::with_debounce(
+    let w = Watcher::with_options(
         indexer,
         rt.handle().clone(),
         Arc::new(move |ev| {
@@ -102,6 +115,7 @@ fn start_watcher(
             }
         }),
         debounce,
+        poll,
     )
     .unwrap();
     (w, rx)
@@ -193,18 +207,28 @@ fn main() {
             }
         });
         let index_s = t.elapsed().as_secs_f64();
-        let runs: Vec<(Duration, Duration)> = if kind == "xtdb" {
-            vec![(DEFAULT_DEBOUNCE, pace)]
+        let native = PollOptions {
+            mode: PollMode::Never,
+            ..PollOptions::default()
+        };
+        let polled = PollOptions {
+            mode: PollMode::Always,
+            interval: Duration::from_secs(1),
+        };
+        let runs: Vec<(Duration, Duration, PollOptions)> = if kind == "xtdb" {
+            vec![(DEFAULT_DEBOUNCE, pace, native)]
         } else {
             vec![
-                (DEFAULT_DEBOUNCE, pace),
-                (DEFAULT_DEBOUNCE, Duration::ZERO),
-                (Duration::from_millis(20), pace),
+                (DEFAULT_DEBOUNCE, pace, native),
+                (DEFAULT_DEBOUNCE, Duration::ZERO, native),
+                (Duration::from_millis(20), pace, native),
+                (DEFAULT_DEBOUNCE, pace, polled),
             ]
         };
-        for (debounce, gap) in runs {
+        for (debounce, gap, poll) in runs {
             wait_no_inotify();
-            let (w, rx) = start_watcher(indexer.clone(), &rt, debounce);
+            let (w, rx) = start_watcher(indexer.clone(), &rt, debounce, poll);
+            let is_polled = poll.mode == PollMode::Always;
             let t = Instant::now();
             for rel in &s.files {
                 w.track(&resolved[rel]).unwrap();
@@ -212,6 +236,18 @@ fn main() {
             let track_s = t.elapsed().as_secs_f64();
             let watches: usize = inotify_watches().values().sum();
             let dirs = w.watched_dir_count();
+            if is_polled {
+                // CPU the poller costs while nothing changes: 5 s idle.
+                let (cpu0, t0) = (cpu_seconds(), Instant::now());
+                std::thread::sleep(Duration::from_secs(5));
+                println!(
+                    "- polled, idle: {} dirs, {} files: {:.1} ms CPU per second ({:.1} ms per look)",
+                    w.polled_dirs().len(),
+                    s.files.len(),
+                    1000.0 * (cpu_seconds() - cpu0) / t0.elapsed().as_secs_f64(),
+                    1000.0 * (cpu_seconds() - cpu0) / 5.0 * poll.interval.as_secs_f64(),
+                );
+            }
             // 10 files from each directory.
             let pick: Vec<String> = s.files.iter().take(n_changes).cloned().collect();
             let (lat, wall) = changes(&s, &resolved, &rx, &pick, gap, generation);
@@ -229,7 +265,11 @@ fn main() {
             });
             println!(
                 "| {kind} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                debounce.as_millis(),
+                if is_polled {
+                    format!("polled every {} ms", poll.interval.as_millis())
+                } else {
+                    debounce.as_millis().to_string()
+                },
                 if gap.is_zero() {
                     "burst (back to back)".to_string()
                 } else {

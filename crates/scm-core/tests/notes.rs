@@ -516,15 +516,28 @@ async fn note_folders_are_indexed_at_start_and_watched() {
 
 /// A note folder's subfolder deleted and made again (a sync tool, a branch
 /// switch): its notes are recorded gone, and the notes in the new one are
-/// indexed and followed again.
+/// indexed and followed again — also when the folder is polled (a network
+/// filesystem; `PollMode::Always` uses no platform watcher at all).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_subfolder_deleted_and_made_again_is_followed_again() {
+    use scm_core::fs::watcher::{PollMode, PollOptions};
+    let polled = PollOptions {
+        mode: PollMode::Always,
+        interval: std::time::Duration::from_millis(50),
+    };
+    for poll in [PollOptions::default(), polled] {
+        subfolder_made_again(poll).await;
+    }
+}
+
+async fn subfolder_made_again(poll: scm_core::fs::watcher::PollOptions) {
     let store = stores().into_iter().next().unwrap();
     let ws = Workspace::new(store.clone());
     ws.write("vault/sub/gamma.md", "Gamma one\n");
     let mut o = scm_core::session::SessionOptions::new(unique_id("refolder"));
     o.note_folders = vec!["vault".into()];
     o.watch = true;
+    o.watch_poll = poll;
     let mut s = ws.open(o).await;
     let gamma = ws.file_id("vault/sub/gamma.md");
     until_stored(&store, &gamma, |d| d["state"] == "present").await;

@@ -1,6 +1,7 @@
 //! Filesystem: resolver (agent path → source), indexer, watcher.
 pub mod indexer;
 pub mod note_walk;
+mod poller;
 pub mod resolver;
 pub mod secrets;
 pub mod watch_backend;

@@ -1,7 +1,7 @@
 //! Where a watched directory's events come from: the platform's watcher
 //! (inotify, FSEvents, ReadDirectoryChangesW) and, for directories whose
-//! changes it cannot see, a poller (notify's `PollWatcher`, which re-stats
-//! the directory's entries every interval).
+//! changes it cannot see, the poller (`poller.rs`, which lists the
+//! directory and compares its entries' stamps every interval).
 //!
 //! Why a poller at all: the platform's watcher only hears changes made
 //! through this kernel. A file changed by another machine on NFS or SMB, by
@@ -14,20 +14,19 @@
 //! [`PollMode::Never`] never polls.
 //!
 //! What polling gives up: a poll sees a write when its interval comes, not
-//! when the writer closes the file, so the watcher's torn-write guard (it
-//! waits for the close inotify reports) does not apply to polled batches,
-//! and a rename reads as a deletion and a new file. A change is noticed up
-//! to one interval late.
+//! when the writer closes the file, so instead of the watcher's torn-write
+//! guard (it waits for the close inotify reports) the poller reports a
+//! change once it has settled, one to two intervals late; a rename reads as
+//! a deletion and a new file.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use notify::{PollWatcher, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{
-    new_debouncer, new_debouncer_opt, DebounceEventResult, Debouncer, RecommendedCache,
-};
+use notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 
+use super::poller::Poller;
 use crate::error::Error;
 
 /// When watched directories are polled (see the module docs).
@@ -65,10 +64,11 @@ pub struct PollOptions {
     pub interval: Duration,
 }
 
-/// Two seconds: a change made elsewhere reaches the model at its next call
-/// in most turns, and a directory of a few hundred entries costs a few
-/// hundred `stat`s per interval.
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// One second: a change made elsewhere is reported one to two seconds
+/// later (it must settle, see `poller.rs`), by the model's next call in most
+/// turns; a directory of a few hundred entries costs a few hundred `stat`s
+/// a second.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 impl PollOptions {
     /// From the host's settings (`watchPoll`, `watchPollMs`); unset parts
@@ -111,12 +111,11 @@ type Sender = tokio::sync::mpsc::UnboundedSender<Batch>;
 
 /// The debounced backends of one watcher and which directories each holds.
 pub(super) struct Backends {
-    debounce: Duration,
     poll: PollOptions,
     tx: Sender,
     native: Option<Debouncer<RecommendedWatcher, RecommendedCache>>,
     /// Made at the first directory that needs it.
-    poller: Option<Debouncer<PollWatcher, RecommendedCache>>,
+    poller: Option<Poller>,
     native_dirs: HashSet<PathBuf>,
     polled: HashSet<PathBuf>,
 }
@@ -144,7 +143,6 @@ impl Backends {
             }
         };
         Ok(Self {
-            debounce,
             poll,
             tx,
             native,
@@ -178,18 +176,9 @@ impl Backends {
             (Err(_), true) => {}
         }
         if poll {
-            // notify's poller takes a missing directory without a word.
-            if !dir.is_dir() {
-                return native.and(Err(Error::Watcher(format!(
-                    "cannot watch {}: not a directory",
-                    dir.display()
-                ))));
-            }
-            if let Err(e) = self.poller()?.watch(dir, RecursiveMode::NonRecursive) {
-                return native.and(Err(Error::Watcher(format!(
-                    "cannot poll {}: {e}",
-                    dir.display()
-                ))));
+            // The platform's error when it refused too (it says why).
+            if let Err(e) = self.poller()?.watch(dir) {
+                return native.and(Err(e));
             }
             self.polled.insert(dir.to_path_buf());
             tracing::debug!(dir = %dir.display(), "polling directory");
@@ -205,8 +194,8 @@ impl Backends {
             }
         }
         if self.polled.remove(dir) {
-            if let Some(p) = self.poller.as_mut() {
-                let _ = p.unwatch(dir);
+            if let Some(p) = self.poller.as_ref() {
+                p.unwatch(dir);
             }
         }
     }
@@ -226,23 +215,13 @@ impl Backends {
         }
     }
 
-    fn poller(&mut self) -> crate::Result<&mut Debouncer<PollWatcher, RecommendedCache>> {
+    fn poller(&mut self) -> crate::Result<&Poller> {
         if self.poller.is_none() {
             let tx = self.tx.clone();
-            let config = notify::Config::default().with_poll_interval(self.poll.interval);
-            let p = new_debouncer_opt::<_, PollWatcher, _>(
-                self.debounce,
-                None,
-                move |batch: DebounceEventResult| {
-                    let _ = tx.send((Source::Poll, batch));
-                },
-                RecommendedCache::new(),
-                config,
-            )
-            .map_err(|e| Error::Watcher(format!("cannot start polling: {e}")))?;
-            self.poller = Some(p);
+            let report = Box::new(move |events| tx.send((Source::Poll, Ok(events))).is_ok());
+            self.poller = Some(Poller::new(self.poll.interval, report)?);
         }
-        Ok(self.poller.as_mut().expect("made above"))
+        Ok(self.poller.as_ref().expect("made above"))
     }
 }
 

@@ -53,10 +53,11 @@
 //!   renamed into it) is tracked and indexed, a directory appearing there
 //!   is watched and its notes indexed. Changes and deletions of the notes
 //!   are those of any tracked file.
-//! - **Polling** (`watch_backend.rs`): a directory on a network
-//!   filesystem, or one the platform's watcher refuses, is polled as well
-//!   (or every directory instead, by choice); a polled batch has no close
-//!   events to wait for.
+//! - **Polling** (`watch_backend.rs`, `poller.rs`): a directory on a
+//!   network filesystem, or one the platform's watcher refuses, is polled as
+//!   well (or every directory instead, by choice). The poller reports a
+//!   change once it has settled; a polled batch has no close events to wait
+//!   for.
 //! - **Errors** (notify errors, unreadable files, store failures) are reported
 //!   as [`WatchEvent::Error`]; a panicking callback is caught and logged.
 
