@@ -647,6 +647,10 @@ export interface SessionStats {
   modelCallCount: number;
   /** Writes queued and not yet flushed. */
   hasPending: boolean;
+  /** Directories the watcher watches; null when the session does not watch. */
+  watchedDirs: number | null;
+  /** Of those, the ones polled (a network filesystem, or `watchPoll: 'always'`). */
+  polledDirs: number;
 }
 
 /** A pi-ai message (user, assistant, toolResult, …); passed through as JSON. */

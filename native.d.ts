@@ -400,6 +400,10 @@ export interface JsSessionStats {
   cursor: number
   modelCallCount: number
   hasPending: boolean
+  /** Directories the watcher watches (null: not watching). */
+  watchedDirs?: number
+  /** Of those, the ones polled (network filesystems, or `watchPoll: 'always'`). */
+  polledDirs: number
 }
 
 export interface JsStoreCounts {

@@ -438,6 +438,7 @@ describeStores('ContextManager', ({ kind, options }) => {
       const { ws, cm } = await setup({ watch: true, watchPoll: 'always', watchPollMs: 50 });
       write(ws, 'nfs.ts', 'export const v = "before";');
       await cm.read('nfs.ts');
+      expect(cm.stats()).toMatchObject({ watchedDirs: 1, polledDirs: 1 });
       const t = [msg.user('go')];
       expect(JSON.stringify(await cm.transformContext(t))).toContain('before');
       // Same size, within the same second as the first write: seen all the same.
@@ -452,6 +453,17 @@ describeStores('ContextManager', ({ kind, options }) => {
       }
       expect(seen).toContain('after');
       await cm.close();
+    });
+
+    test('stats(): a local directory is watched, not polled; no watcher, null', async () => {
+      const { ws, cm } = await setup({ watch: true });
+      write(ws, 'local.ts', 'x');
+      await cm.read('local.ts');
+      expect(cm.stats()).toMatchObject({ watchedDirs: 1, polledDirs: 0 });
+      await cm.close();
+      const { cm: off } = await setup({ watch: false });
+      expect(off.stats()).toMatchObject({ watchedDirs: null, polledDirs: 0 });
+      await off.close();
     });
 
     test('watchPoll must be auto, always or never; watchPollMs 10 ms to an hour', async () => {

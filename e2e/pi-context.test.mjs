@@ -383,6 +383,8 @@ for (const line of PI_LINES) {
 			assert.match(report, /\nPool: \d+ objects — 1 files \(0 unread, 0 deleted\)/);
 			assert.match(report, /\nPinned \(1\): a\.md\n/);
 			assert.match(report, /last model call ~\d+ tokens \(pi alone: ~\d+\)/);
+			// The workspace is local: watched by the platform's watcher, not polled.
+			assert.match(report, /\nWatcher: 1 directory\n/);
 			assert.match(report, /\nCache layout: 0 collapses, 0 folds; 0 outputs and 0 write\/edit\/bash bodies collapsed to refs; live output ~\d+ tokens$/);
 			const gauges = r.records.filter((x) => x.type === "extension_ui_request" && x.method === "setStatus" && x.statusKey === "scm" && x.statusText);
 			assert.equal(gauges.length, 3, "one gauge update per model call");

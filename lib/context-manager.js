@@ -460,9 +460,10 @@ class ContextManager {
     };
   }
 
-  /** Counters: turns, consumed harness messages, recorded model calls, queued writes. */
+  /** Counters: turns, consumed harness messages, recorded model calls, queued writes, watched and polled directories. */
   stats() {
-    return wrap(() => this[NATIVE].stats());
+    const s = wrap(() => this[NATIVE].stats());
+    return { ...s, watchedDirs: s.watchedDirs ?? null };
   }
 
   /** Agent path → source, object id and host path, through this session's resolver. */

@@ -595,7 +595,7 @@ export default function selfContextManager(pi) {
 			const cache = cfg.layout === "cache" && typeof cm.cacheStats === "function" ? cm.cacheStats() : null;
 			// The ids the model sees (t12, f3), where it has them.
 			const aliases = typeof cm.objects === "function" ? new Map(cm.objects().filter((o) => o.alias).map((o) => [o.id, o.alias])) : null;
-			const report = formatContext(cm.snapshot(), S.last, ctx.cwd, cache, aliases);
+			const report = formatContext(cm.snapshot(), S.last, ctx.cwd, cache, aliases, cm.stats());
 			// Print mode (-p) has no UI: notify would be a no-op there.
 			if (ctx.hasUI) ctx.ui.notify(report, "info");
 			else process.stderr.write(`${report}\n`);

@@ -1,8 +1,15 @@
 // The user-facing reports of the pi package: /context and the lines of /ctx (the model never sees them).
 import { isAbsolute, relative, sep } from "node:path";
 
+/** How the files on disk are followed: directories watched, and how many are polled (network filesystems). */
+function watcherLine({ watchedDirs, polledDirs }) {
+	if (watchedDirs == null) return "off (changes on disk are seen when a file is read or activated)";
+	const dirs = `${watchedDirs} ${watchedDirs === 1 ? "directory" : "directories"}`;
+	return polledDirs > 0 ? `${dirs}, ${polledDirs} polled (a network filesystem, or watchPoll "always")` : dirs;
+}
+
 /** The /context report (user-facing only; the model never sees it). */
-export function formatContext(snap, last, cwd, cache = null, aliases = null) {
+export function formatContext(snap, last, cwd, cache = null, aliases = null, stats = null) {
 	const byId = new Map(snap.metadataPool.map((e) => [e.id, e]));
 	const show = (p) => {
 		if (!cwd || !p || !isAbsolute(p)) return p;
@@ -30,6 +37,7 @@ export function formatContext(snap, last, cwd, cache = null, aliases = null) {
 	const totals = [`session index ${snap.sessionIndex.length}`, `active file text ${activeChars} chars`];
 	if (last) totals.push(`last model call ~${last.tokens} tokens (pi alone: ~${last.rawTokens})`);
 	lines.push(`Totals: ${totals.join(", ")}`);
+	if (stats) lines.push(`Watcher: ${watcherLine(stats)}`);
 	if (cache)
 		lines.push(
 			`Cache layout: ${cache.epochs} collapses, ${cache.folds + cache.hostFolds} folds; ${cache.collapsedResults} outputs and ${cache.collapsedArgs} write/edit/bash bodies collapsed to refs; ${cache.copies ? `${cache.copies} working copies (files edited from memory, shown as they are now); ` : ""}live output ~${cache.liveUnits} tokens${cache.sizeScale > 1 ? `; sizes ×${cache.sizeScale.toFixed(2)} (this codebase's reads are large)` : ""}`,

@@ -97,6 +97,10 @@ pub struct JsSessionStats {
     pub cursor: u32,
     pub model_call_count: u32,
     pub has_pending: bool,
+    /// Directories the watcher watches (null: not watching).
+    pub watched_dirs: Option<u32>,
+    /// Of those, the ones polled (network filesystems, or `watchPoll: 'always'`).
+    pub polled_dirs: u32,
 }
 
 #[napi(js_name = "NativeSession")]
@@ -441,6 +445,8 @@ impl JsSession {
                     cursor: s.cursor() as u32,
                     model_call_count: s.model_call_count() as u32,
                     has_pending: s.has_pending(),
+                    watched_dirs: s.watched_dirs().map(|(d, _)| d as u32),
+                    polled_dirs: s.watched_dirs().map_or(0, |(_, p)| p as u32),
                 })
             })
             .js()

@@ -166,7 +166,8 @@ impl Backends {
         let poll = match self.poll.mode {
             PollMode::Never => false,
             PollMode::Always => true,
-            PollMode::Auto => native.is_err() || on_network_filesystem(dir),
+            // A directory that is not there is refused either way.
+            PollMode::Auto => (native.is_err() && dir.is_dir()) || on_network_filesystem(dir),
         };
         match (&native, poll) {
             (Ok(()), _) => {
@@ -176,12 +177,18 @@ impl Backends {
             (Err(_), true) => {}
         }
         if poll {
-            // The platform's error when it refused too (it says why).
-            if let Err(e) = self.poller()?.watch(dir) {
-                return native.and(Err(e));
+            match self.poller().and_then(|p| p.watch(dir)) {
+                Ok(()) => {
+                    self.polled.insert(dir.to_path_buf());
+                    tracing::debug!(dir = %dir.display(), "polling directory");
+                }
+                // The platform's watch stays (local changes are still seen).
+                Err(e) if native.is_ok() => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot poll; watching only");
+                }
+                // The platform's error: it says why it refused.
+                Err(e) => return native.and(Err(e)),
             }
-            self.polled.insert(dir.to_path_buf());
-            tracing::debug!(dir = %dir.display(), "polling directory");
         }
         Ok(())
     }

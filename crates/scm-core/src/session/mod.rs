@@ -313,6 +313,14 @@ impl Session {
         self.system_prompt.as_ref().and_then(|c| c.str("content"))
     }
 
+    /// The watcher's directories and how many of them are polled (a
+    /// network filesystem, see `fs/watch_backend.rs`); `None` when the
+    /// session does not watch.
+    pub fn watched_dirs(&self) -> Option<(usize, usize)> {
+        let w = &self.watch.as_ref()?.watcher;
+        Some((w.watched_dir_count(), w.polled_dirs().len()))
+    }
+
     /// Number of chat turns (see [`policy`] for the definition of a turn).
     pub fn turn_count(&self) -> usize {
         self.chat.turns.len()
