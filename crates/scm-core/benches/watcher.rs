@@ -57,6 +57,13 @@ fn inotify_watches() -> HashMap<String, usize> {
 /// count is this watcher's alone. Polls with a deadline: notify's inotify
 /// thread closes its fd after `close()` returns and offers no signal for it.
 /// This process's CPU time (user + system), in seconds.
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    f64::NAN
+}
+
+/// This process's CPU time (user + system), in seconds.
+#[cfg(unix)]
 fn cpu_seconds() -> f64 {
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid, writable rusage; RUSAGE_SELF is always valid.

@@ -42,10 +42,11 @@
 //!   descriptive, outside the hashes. The new path becomes tracked; the old
 //!   one stays tracked so a file reappearing there is noticed.
 //! - **Threads.** notify's inotify thread feeds the debouncer thread, which
-//!   only forwards batches into a channel. One task on the given tokio
-//!   runtime drains it and does all indexing, in order.
+//!   only forwards batches into a channel, as the poller's thread does. One
+//!   task on the given tokio runtime drains it and does all indexing, in
+//!   order.
 //! - **Closing.** [`Watcher::close`] marks the watcher closed, waits for a
-//!   callback in flight, stops the debouncer (joining its thread) and aborts
+//!   callback in flight, stops the backends (joining their threads) and aborts
 //!   the task. Callbacks run under a read lock and check the closed flag, so
 //!   none runs after `close` returns. Dropping the watcher closes it.
 //! - **Note folders** ([`Watcher::track_folder`]): every directory under
@@ -189,7 +190,7 @@ struct Inner {
     /// Held (read) while a callback runs; `close` takes it (write) to wait.
     gate: RwLock<()>,
     /// The platform's watcher and the poller (see `watch_backend.rs`).
-    debouncer: Mutex<Option<Backends>>,
+    backends: Mutex<Option<Backends>>,
     tracking: Mutex<Tracking>,
     worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -212,14 +213,14 @@ struct Tracking {
 
 impl Tracking {
     /// Drop one reference to `dir`; unwatch it with the last one.
-    fn release_dir(&mut self, dir: &Path, debouncer: &Mutex<Option<Backends>>) {
+    fn release_dir(&mut self, dir: &Path, backends: &Mutex<Option<Backends>>) {
         let Some(count) = self.dirs.get_mut(dir) else {
             return;
         };
         *count -= 1;
         if *count == 0 {
             self.dirs.remove(dir);
-            if let Some(d) = lock(debouncer).as_mut() {
+            if let Some(d) = lock(backends).as_mut() {
                 // The directory may already be gone (and its watch with it).
                 d.unwatch(dir);
             }
@@ -261,13 +262,13 @@ impl Watcher {
         poll: PollOptions,
     ) -> crate::Result<Self> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
-        let debouncer = Backends::new(debounce, poll, tx)?;
+        let backends = Backends::new(debounce, poll, tx)?;
         let inner = Arc::new(Inner {
             indexer,
             callback,
             closed: AtomicBool::new(false),
             gate: RwLock::new(()),
-            debouncer: Mutex::new(Some(debouncer)),
+            backends: Mutex::new(Some(backends)),
             tracking: Mutex::new(Tracking::default()),
             worker: Mutex::new(None),
         });
@@ -314,7 +315,7 @@ impl Watcher {
     /// Watched directories that are polled (sorted).
     pub fn polled_dirs(&self) -> Vec<PathBuf> {
         let dirs: Vec<PathBuf> = lock(&self.inner.tracking).dirs.keys().cloned().collect();
-        let backends = lock(&self.inner.debouncer);
+        let backends = lock(&self.inner.backends);
         let mut v: Vec<PathBuf> = dirs
             .into_iter()
             .filter(|d| backends.as_ref().is_some_and(|b| b.is_polled(d)))
@@ -350,10 +351,11 @@ impl Inner {
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             );
         }
-        // Joins the debouncer thread (at most one tick); its handler only
-        // sends on an unbounded channel, so it cannot be stuck on us.
-        let debouncer = lock(&self.debouncer).take();
-        if let Some(d) = debouncer {
+        // Joins the backends' threads: the debouncer's (at most one tick)
+        // and the poller's (at most one look). Their handlers only send on
+        // an unbounded channel, so they cannot be stuck on us.
+        let backends = lock(&self.backends).take();
+        if let Some(d) = backends {
             d.stop();
         }
         if let Some(w) = lock(&self.worker).take() {
@@ -411,7 +413,7 @@ impl Inner {
                 if let Err(e) = self.watch_dir(dir) {
                     // Roll back what this call already took.
                     for done in dirs.iter().take_while(|d| *d != dir) {
-                        tracking.release_dir(done, &self.debouncer);
+                        tracking.release_dir(done, &self.backends);
                     }
                     return Err(e);
                 }
@@ -510,7 +512,7 @@ impl Inner {
         if !tracking.dirs.contains_key(dir) || tracking.lost.contains_key(dir) {
             return Vec::new();
         }
-        if let Some(d) = lock(&self.debouncer).as_mut() {
+        if let Some(d) = lock(&self.backends).as_mut() {
             // Deleted: notify dropped the watch already. Moved: it follows
             // the directory, not the path.
             d.unwatch(dir);
@@ -553,7 +555,7 @@ impl Inner {
             if !tracking.dirs.contains_key(&dir) {
                 // Its files were untracked meanwhile.
                 tracking.lost.remove(&dir);
-                tracking.release_dir(&held, &self.debouncer);
+                tracking.release_dir(&held, &self.backends);
             } else if dir.is_dir() {
                 match self.rearm(&mut tracking, &dir) {
                     Ok(()) => out.extend(files_in(&tracking, &dir)),
@@ -562,7 +564,7 @@ impl Inner {
             } else if let Some(a) = dir.ancestors().skip(1).find(|a| a.is_dir()) {
                 if a != held && self.hold_dir(&mut tracking, a).is_ok() {
                     tracking.lost.insert(dir.clone(), a.to_path_buf());
-                    tracking.release_dir(&held, &self.debouncer);
+                    tracking.release_dir(&held, &self.backends);
                 }
             }
         }
@@ -578,14 +580,14 @@ impl Inner {
     fn rearm(&self, tracking: &mut Tracking, dir: &Path) -> crate::Result<()> {
         self.watch_dir(dir)?;
         if let Some(held) = tracking.lost.remove(dir) {
-            tracking.release_dir(&held, &self.debouncer);
+            tracking.release_dir(&held, &self.backends);
         }
         Ok(())
     }
 
     fn watch_dir(&self, dir: &Path) -> crate::Result<()> {
-        let mut debouncer = lock(&self.debouncer);
-        let Some(d) = debouncer.as_mut() else {
+        let mut backends = lock(&self.backends);
+        let Some(d) = backends.as_mut() else {
             return Err(Error::Watcher("watcher is closed".into()));
         };
         d.watch(dir)
@@ -597,7 +599,7 @@ impl Inner {
             return;
         }
         if let Some(dir) = host.parent() {
-            tracking.release_dir(dir, &self.debouncer);
+            tracking.release_dir(dir, &self.backends);
         }
         let targets: Vec<PathBuf> = tracking
             .targets
@@ -608,7 +610,7 @@ impl Inner {
         for t in targets {
             tracking.targets.remove(&t);
             if let Some(dir) = t.parent() {
-                tracking.release_dir(dir, &self.debouncer);
+                tracking.release_dir(dir, &self.backends);
             }
         }
     }
