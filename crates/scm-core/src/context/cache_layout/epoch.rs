@@ -75,28 +75,31 @@ impl CacheLayout {
         })
     }
 
-    /// Calls an epoch keeps so that no file the fold shows whole reads as
+    /// Calls an epoch keeps so that no file the fold shows reads as
     /// current when it is not: the fold's `PINNED` block and its working
     /// area's copies stay as they were until the next fold, whatever epochs
     /// collapse, so the agent's changes of such a file since its newest
-    /// whole showing there stay in the chat with it — its newest write since
+    /// showing there stay in the chat with it — its newest write since
     /// (a whole new text) and the edits after that. Like the edits of a
     /// pinned file (`pinned_calls`); random sessions' check 12. Not the
     /// calls the agent deactivated: their collapse is what it asked for.
+    /// A ranged read counts too: it may cover the whole file (random seed
+    /// 1729: `offset 1, limit 24` of a 20-line file, its edit collapsed
+    /// beside it), and a stale slice misleads as a stale whole does.
     pub fn fold_changes(&self) -> Vec<usize> {
         let calls = &self.state.calls;
         let skip = |k: usize| self.state.deactivated.contains(&(k as u32));
-        let whole = |k: u32, f: u32| {
+        let shows = |k: u32, f: u32| {
             let c = &calls[k as usize];
             !c.is_error
                 && match c.tool.as_str() {
-                    "read" => c.file == Some(f) && c.has_result && !c.ranged,
+                    "read" => c.file == Some(f) && c.has_result,
                     "write" => c.file == Some(f),
                     _ => shows_files(&self.aliases, c).contains(&f),
                 }
         };
-        // Per file the fold shows whole, the first call after its newest
-        // showing there.
+        // Per file the fold shows, the first call after its newest showing
+        // there.
         let mut after: HashMap<u32, u32> = HashMap::new();
         let mut saw = |f: u32, from: u32| {
             let a = after.entry(f).or_insert(from);
@@ -105,7 +108,7 @@ impl CacheLayout {
         for &k in self.fold_block() {
             let c = &calls[k as usize];
             for f in c.file.into_iter().chain(shows_files(&self.aliases, c)) {
-                if whole(k, f) {
+                if shows(k, f) {
                     saw(f, k + 1);
                 }
             }
