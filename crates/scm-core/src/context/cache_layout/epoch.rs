@@ -231,7 +231,11 @@ impl CacheLayout {
         // A re-read that stays, pointing at a call the agent deactivated
         // (it read the file again before the epoch came), shows its own
         // text from now on: the original collapses as asked, and the
-        // pointer would name a ref (random seed 607).
+        // pointer would name a ref (random seed 607). Not one the fold's
+        // `PINNED` block shows: the block stays as it is until the next
+        // fold, so the original stays in view and the pointer true (seed
+        // 1969: voided, the re-read showed the block's text a second time).
+        let block = self.fold_block();
         let orphaned: Vec<u32> = kept
             .iter()
             .chain(pinned.iter().filter(|&&i| is_pinned(i)))
@@ -239,7 +243,7 @@ impl CacheLayout {
             .filter(|&i| {
                 self.state.calls[i]
                     .dedupe()
-                    .is_some_and(|d| deactivated.contains(&(d as usize)))
+                    .is_some_and(|d| deactivated.contains(&(d as usize)) && !block.contains(&d))
             })
             .map(|i| i as u32)
             .collect::<BTreeSet<u32>>()
