@@ -86,12 +86,25 @@ describe('polling watcher settings (network filesystems)', () => {
     process.env.SCM_WATCH_POLL_MS = '250';
     const c = loadConfig(dir, { agentDir });
     expect(c).toMatchObject({ watchPoll: 'never', watchPollMs: 250 });
-    // The engine checks the values: a bad one refuses the open with a code.
+    // The engine takes them.
     const open = (o) => scm.ContextManager.open({ sessionId: uid('poll'), workspaceRoot: dir, store: { kind: 'embedded', path: ':memory:' }, watch: true, ...o });
     await (await open({ watchPoll: c.watchPoll, watchPollMs: c.watchPollMs })).close();
-    process.env.SCM_WATCH_POLL = 'often';
-    const bad = loadConfig(dir, { agentDir });
-    expect((await open({ watchPoll: bad.watchPoll }).catch((e) => e)).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('bad values are a configuration error when pi starts (INVALID_ARGUMENT)', () => {
+    for (const [env, settings] of [[{ SCM_WATCH_POLL: 'often' }, undefined], [{ SCM_WATCH_POLL_MS: '5' }, undefined], [{}, { watchPollMs: 3_600_001 }], [{}, { watchPoll: 'Always' }]]) {
+      const { dir, agentDir } = workspace(settings);
+      Object.assign(process.env, env);
+      let err;
+      try {
+        loadConfig(dir, { agentDir });
+      } catch (e) {
+        err = e;
+      }
+      for (const k of Object.keys(env)) delete process.env[k];
+      expect(err?.code, JSON.stringify({ env, settings })).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/SCM_WATCH_POLL(_MS)? \(selfContextManager\.watchPoll(Ms)?\) must be/);
+    }
   });
 });
 

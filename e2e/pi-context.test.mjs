@@ -513,6 +513,7 @@ for (const line of PI_LINES) {
 				[{ SCM_STORE: "postgres" }, /configuration error: SCM_STORE must be "embedded" or "xtdb"/],
 				[{ SCM_LAYOUT: "tail" }, /configuration error: SCM_LAYOUT must be "cache" or "spec", got "tail"/],
 				[{ SCM_CACHE_HIGH: "-1" }, /configuration error: SCM_CACHE_HIGH must be a non-negative integer/],
+				[{ SCM_WATCH_POLL: "often" }, /configuration error: SCM_WATCH_POLL \(selfContextManager\.watchPoll\) must be "auto", "always" or "never", got "often"/],
 			]) {
 				const bad = await scm({ line, ...again(ws), env, script, prompt: "go" });
 				assert.match(bad.stderr, message);

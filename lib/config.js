@@ -146,6 +146,17 @@ function load(cwd, options) {
   if (noteFolders !== undefined && (!Array.isArray(noteFolders) || noteFolders.some((p) => typeof p !== 'string' || p.trim() === ''))) {
     throw new Error(`selfContextManager.noteFolders must be an array of non-blank paths, got ${JSON.stringify(noteFolders)}`);
   }
+  // When the watcher polls directories ("auto": network filesystems and directories the platform's watcher refuses;
+  // "always"; "never") and how often. Checked here too (the core checks its API's callers), so that a bad setting
+  // is a configuration error when pi starts, not a failed open.
+  const watchPoll = env.SCM_WATCH_POLL || s.watchPoll;
+  if (watchPoll !== undefined && !["auto", "always", "never"].includes(watchPoll)) {
+    throw new Error(`SCM_WATCH_POLL (selfContextManager.watchPoll) must be "auto", "always" or "never", got ${JSON.stringify(watchPoll)}`);
+  }
+  const watchPollMs = envInt("SCM_WATCH_POLL_MS") ?? s.watchPollMs;
+  if (watchPollMs !== undefined && !(Number.isInteger(watchPollMs) && watchPollMs >= 10 && watchPollMs <= 3_600_000)) {
+    throw new Error(`SCM_WATCH_POLL_MS (selfContextManager.watchPollMs) must be 10 to 3600000 (milliseconds), got ${JSON.stringify(watchPollMs)}`);
+  }
   return {
     defaultFilesystemId,
     noteFolders,
@@ -157,10 +168,8 @@ function load(cwd, options) {
     policy,
     mounts,
     watch: envBool("SCM_WATCH") ?? s.watch ?? true,
-    // When the watcher polls directories ("auto": network filesystems and directories the platform's watcher
-    // refuses; "always"; "never") and how often; the values are checked by the core at open.
-    watchPoll: env.SCM_WATCH_POLL || s.watchPoll,
-    watchPollMs: envInt("SCM_WATCH_POLL_MS") ?? s.watchPollMs,
+    watchPoll,
+    watchPollMs,
     maxContentBytes: envInt("SCM_MAX_CONTENT_BYTES") ?? s.maxContentBytes,
     // "cancel" (default): pi's compaction is cancelled while the manager owns the context.
     compaction: env.SCM_COMPACTION || s.compaction || "cancel",
