@@ -440,13 +440,14 @@ impl JsSession {
     pub fn stats(&self) -> napi::Result<JsSessionStats> {
         self.handle
             .with(|s| {
+                let watched = s.watched_dirs();
                 Ok(JsSessionStats {
                     turn_count: s.turn_count() as u32,
                     cursor: s.cursor() as u32,
                     model_call_count: s.model_call_count() as u32,
                     has_pending: s.has_pending(),
-                    watched_dirs: s.watched_dirs().map(|(d, _)| d as u32),
-                    polled_dirs: s.watched_dirs().map_or(0, |(_, p)| p as u32),
+                    watched_dirs: watched.map(|(d, _)| d as u32),
+                    polled_dirs: watched.map_or(0, |(_, p)| p as u32),
                 })
             })
             .js()

@@ -54,6 +54,18 @@ struct Entry {
     pending: u32,
 }
 
+impl Entry {
+    /// An entry as a look found it: `known` (the first look, or reported
+    /// since) or new (reported once it has settled).
+    fn found(s: Stamp, known: bool) -> Self {
+        Self {
+            reported: known.then_some(s),
+            seen: s,
+            pending: 0,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Dir {
     /// Whether the directory was there at the last look.
@@ -100,14 +112,7 @@ impl Poller {
         };
         let entries = list
             .into_iter()
-            .map(|(p, s)| {
-                let e = Entry {
-                    reported: Some(s),
-                    seen: s,
-                    pending: 0,
-                };
-                (p, e)
-            })
+            .map(|(p, s)| (p, Entry::found(s, true)))
             .collect();
         let d = Dir {
             present: true,
@@ -198,11 +203,7 @@ fn look(
         keep
     });
     for (p, s) in now {
-        let e = d.entries.entry(p.clone()).or_insert(Entry {
-            reported: None,
-            seen: s,
-            pending: 0,
-        });
+        let e = d.entries.entry(p.clone()).or_insert(Entry::found(s, false));
         let stable = e.seen == s;
         e.seen = s;
         if e.reported == Some(s) {
@@ -294,14 +295,7 @@ mod tests {
             present: true,
             entries: entries
                 .iter()
-                .map(|(p, s)| {
-                    let e = Entry {
-                        reported: Some(*s),
-                        seen: *s,
-                        pending: 0,
-                    };
-                    (PathBuf::from(p), e)
-                })
+                .map(|(p, s)| (PathBuf::from(p), Entry::found(*s, true)))
                 .collect(),
         }
     }

@@ -207,9 +207,9 @@ impl Backends {
         }
     }
 
-    /// Whether `dir` is polled.
-    pub(super) fn is_polled(&self, dir: &Path) -> bool {
-        self.polled.contains(dir)
+    /// The directories polled now.
+    pub(super) fn polled(&self) -> impl Iterator<Item = &PathBuf> {
+        self.polled.iter()
     }
 
     /// Stop both backends (joining their threads).

@@ -314,12 +314,8 @@ impl Watcher {
 
     /// Watched directories that are polled (sorted).
     pub fn polled_dirs(&self) -> Vec<PathBuf> {
-        let dirs: Vec<PathBuf> = lock(&self.inner.tracking).dirs.keys().cloned().collect();
         let backends = lock(&self.inner.backends);
-        let mut v: Vec<PathBuf> = dirs
-            .into_iter()
-            .filter(|d| backends.as_ref().is_some_and(|b| b.is_polled(d)))
-            .collect();
+        let mut v: Vec<PathBuf> = backends.iter().flat_map(|b| b.polled()).cloned().collect();
         v.sort();
         v
     }
