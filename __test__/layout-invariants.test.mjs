@@ -11,6 +11,7 @@
 //      across a restart (the manager closed and opened again on the same session, now and then);
 //   6. (odd seeds: the watcher on, files changed on disk now and then) where a changed file's old text is in view,
 //      so is its new text or a CHANGED message naming it;
+//  6b. …at every later call too, while the old text is in view (a fold must not keep it and drop the news);
 //   7. the fold's working area and PINNED block show each text once;
 //   8. no two working copies in view show the same text of a file;
 //   9. a new working copy's text is nowhere else in view (no copy beside a call showing that text);
@@ -19,12 +20,14 @@
 //      "[f3 is shown above]" the file's text as activated, while the file has not changed since;
 //  12. where an earlier version of a file (before the agent's edit or write) is in view, so is the file as it is
 //      now, or every edit and write body since (save a write the agent deactivated afterwards);
+//  13. (`deletions` sessions: files also deleted and brought back by someone else) where the text a deleted
+//      file last had is in view, so is a message saying it is gone, at every call until it is back;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
 // out: an edit whose new text is the whole file, seed 319), and where: a diagnostic.
 import { describe, test, expect } from 'vitest';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { scm, tempDir, uid, msg, textOf } from './helpers.mjs';
 
@@ -72,7 +75,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   const ws = tempDir('scm-inv-ws-');
@@ -87,7 +90,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     writeFileSync(path.join(ws, rel), lines.join('\n'));
     files.push(rel);
   }
-  const disk = (rel) => readFileSync(path.join(ws, rel), 'utf8');
+  // null: the file is gone (deleted by someone else, `deletions`).
+  const disk = (rel) => (existsSync(path.join(ws, rel)) ? readFileSync(path.join(ws, rel), 'utf8') : null);
+  const present = () => files.filter((rel) => disk(rel) !== null);
   const messages = [];
   const outputs = [];
   const prompts = [];
@@ -95,6 +100,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // what a pin keeps in view.
   const pinned = new Set();
   const shown = new Map();
+  // Files deleted since their newest showing (`deletions`).
+  const unshown = new Set();
   // Per activate/pin call id: the file and its text when the call showed it (check 11).
   const activated = new Map();
   // Per file, its earlier versions made by the agent: { text, since: the edit/write bodies after it } (check 12).
@@ -105,7 +112,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     const v = versions.get(rel) ?? [];
     const b = { text: body, write, hidden: false };
     for (const e of v) e.since.push(b);
-    v.push({ text: before, since: [b] });
+    // (A write re-creating a deleted file: no earlier version to show.)
+    if (before !== null) v.push({ text: before, since: [b] });
     versions.set(rel, v);
   };
   const deactivatedFile = (rel) => {
@@ -114,6 +122,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   let fresh = [];
   // Files changed on disk by someone else since the last call: path → the text they had before.
   let changed = new Map();
+  // Files deleted by someone else: path → the text they had (check 13).
+  const gone = new Map();
+  // Files changed on disk by someone else: path → [{ old, after }] (check 6b).
+  const outdated = new Map();
   let before = null;
   let prevOut = null;
   let seq = 0;
@@ -166,7 +178,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (process.env.INV_TWICE && cacheLayout) {
       for (const rel of files) {
         const text = disk(rel);
-        if (text.length < 200) continue;
+        if (text === null || text.length < 200) continue;
         let k = 0;
         for (let i = all.indexOf(text); i >= 0; i = all.indexOf(text, i + 1)) k++;
         if (k > 1) {
@@ -207,7 +219,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (cacheLayout) {
       for (const rel of files) {
         const text = disk(rel);
-        if (text.length < 200) continue;
+        if (text === null || text.length < 200) continue;
         const k = texts.reduce((n, t) => n + t.split(text).length - 1, 0);
         expect(k, `${where(n)}: the text of ${rel} is in view ${k} times`).toBeLessThanOrEqual(1);
       }
@@ -245,6 +257,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (cacheLayout) {
       for (const [rel, vs] of versions) {
         const now = disk(rel);
+        // (A file someone deleted: check 13.)
+        if (now === null) continue;
         // The newest earlier version in view (an older one above a newer one reads as older).
         const inView = vs.filter((v) => v.text.length >= 200 && v.text !== now && all.includes(v.text));
         for (const v of inView.slice(-1)) {
@@ -268,16 +282,48 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
     // text or a CHANGED message naming the file.
     for (const [rel, old] of changed) {
-      if (all.includes(old) && process.env.INV_DEBUG && !(all.includes(disk(rel)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel))))
+      const now = disk(rel);
+      const told = (now !== null && all.includes(now)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
+      if (all.includes(old) && process.env.INV_DEBUG && !told)
         console.log(JSON.stringify({ rel, n, where: texts.map((t, i) => (t.includes(old) ? i + ':' + t.slice(0, 120) : null)).filter(Boolean), out: out.map((m) => ({ role: m.role, text: (plain(m) ?? '').slice(0, 300), calls: m.role === 'assistant' ? m.content.filter((b) => b.type === 'toolCall').map((b) => [b.id, b.name, JSON.stringify(b.arguments).slice(0, 100)]) : undefined })) }, null, 1));
-      if (all.includes(old)) expect(all.includes(disk(rel)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel)), `${where(n)}: ${rel} changed on disk, not told`).toBe(true);
+      if (all.includes(old)) expect(told, `${where(n)}: ${rel} changed on disk, not told`).toBe(true);
     }
     changed = new Map();
+    // 6b. …and at every later call too: a fold must not keep the old text and drop the news (the notice is
+    // in view, or the text it changed to, or the file as it is now).
+    for (const [rel, list] of outdated) {
+      const now = disk(rel);
+      for (const { old, after } of list) {
+        if (!all.includes(old)) continue;
+        const told = (now !== null && all.includes(now)) || all.includes(after) || texts.some((t) => t.includes('CHANGED') && t.includes(rel));
+        if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+        const holder = () => texts.map((t, i) => (t.includes(old) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean).join(', ') || 'tool-call arguments';
+        expect(told, `${where(n)}: ${rel} changed on disk, its old text is in view (${told ? '' : holder()}) and the news is not`).toBe(true);
+      }
+    }
+    // 13. (`deletions`) where the text a deleted file last had is in view, so is a message saying it is gone —
+    // at every call, not only the next: a fold or a copy must not bring the old text back as current.
+    for (const [rel, old] of gone) {
+      if (disk(rel) !== null || !all.includes(old)) continue;
+      const told = texts.some((t) => t.includes(rel) && /deleted|no longer/.test(t));
+      if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+      expect(told, `${where(n)}: ${rel} was deleted, its old text is in view and nothing says it is gone`).toBe(true);
+    }
+    // …and a file list made since (a fold's) does not give it a size.
+    const listedBefore = new Set((prevOut ?? []).map((m) => plain(m)));
+    for (const t of texts.filter((x) => x.startsWith('FILES +') && !listedBefore.has(x))) {
+      for (const rel of gone.keys()) {
+        const entry = t.split('\n').find((l) => l.split(' ')[1] === rel);
+        if (entry && disk(rel) === null) expect(entry, `${where(n)}: a new file list names deleted ${rel}`).toMatch(/\(deleted\)$/);
+      }
+    }
     // A pinned file stays in view until unpinned or deactivated: the text it showed when pinned, or — a pin
     // pointing at the file's working copy keeps the copy, which a fold makes anew as the file is now — a whole
     // copy of the file (later edits follow it, and a change on disk is told, check 6).
     // (Cache layout: in the spec layout a pin only exempts an object from collapsing, SSOT §3.1, it shows nothing.)
     for (const rel of cacheLayout ? pinned : []) {
+      // (A pinned file someone deleted: check 13; and brought back: told, not shown, until shown again.)
+      if (disk(rel) === null || unshown.has(rel)) continue;
       const copy = texts.find((t) => fileCopyHead.exec(t)?.[2] === rel);
       const text = copy !== undefined && !all.includes(shown.get(rel)) ? copy : shown.get(rel);
       if (!all.includes(text) && process.env.INV_DEBUG) {
@@ -309,8 +355,11 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // Someone else (the user, a formatter) rewrites a file the session knows; the watcher indexes it. No API says
   // "the session has the watcher's version": poll its pool (the store alone may be ahead of it) with a deadline.
   const externalChange = async () => {
-    const rel = r.pick([...shown.keys()]);
+    const deleted = files.filter((f) => disk(f) === null);
+    if (deletions && deleted.length > 0 && r.next() < 0.3) return recreate(r.pick(deleted));
+    const rel = r.pick([...shown.keys()].filter((f) => disk(f) !== null));
     if (!rel) return;
+    if (deletions && present().length > 2 && r.next() < 0.25) return remove(rel);
     const before = disk(rel);
     const lines = before.split('\n');
     lines.splice(r.int(0, lines.length), 0, line(r, 'x'));
@@ -324,13 +373,48 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       await new Promise((res) => setTimeout(res, 20));
     }
     if (!changed.has(rel)) changed.set(rel, before);
+    // (A line added at either end leaves the old text inside the new one: it cannot tell which is in view.)
+    if (before.length >= 200 && !after.includes(before)) outdated.set(rel, [...(outdated.get(rel) ?? []), { old: before, after }]);
     if (process.env.INV_DEBUG) console.log(`[external] before call ${outputs.length}: ${rel}`);
   };
 
+  // Someone else deletes a file the session has shown (`git stash`, `rm`); the watcher indexes the deletion.
+  const remove = async (rel) => {
+    const before = disk(rel);
+    unlinkSync(path.join(ws, rel));
+    const id = cm.resolve(rel).objectId;
+    const deadline = Date.now() + 10_000;
+    const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.state === 'deleted';
+    while (!known() || (await cm.getObject(id))?.state !== 'deleted') {
+      expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed the deletion of ${rel}`).toBe(true);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    gone.set(rel, before);
+    // What a pin kept is gone with it: a re-created file is told ("it has content again"), not shown.
+    // (Not `shown.delete`: the external steps pick from `shown`, and the seeds' sessions must stay as they are.)
+    unshown.add(rel);
+    if (!changed.has(rel)) changed.set(rel, before);
+    if (process.env.INV_DEBUG) console.log(`[external] before call ${outputs.length}: deleted ${rel}`);
+  };
+  // …and brings it back with other content (`git stash pop`).
+  const recreate = async (rel) => {
+    const after = Array.from({ length: r.int(8, 60) }, () => line(r, 'r')).join('\n');
+    writeFileSync(path.join(ws, rel), after);
+    const id = cm.resolve(rel).objectId;
+    const deadline = Date.now() + 10_000;
+    const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.char_count === after.length;
+    while (!known() || (await cm.getObject(id))?.content !== after) {
+      expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed ${rel} again`).toBe(true);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    if (process.env.INV_DEBUG) console.log(`[external] before call ${outputs.length}: re-created ${rel}`);
+  };
+
   const toolStep = async () => {
-    if (external && r.next() < 0.08) await externalChange();
+    if (external && r.next() < (deletions ? 0.15 : 0.08)) await externalChange();
     const kind = r.pick(['read', 'read', 'ranged', 'edit', 'edit', 'edit', 'bash', 'write', 'badEdit', 'activate', 'pin', 'unpin', 'deactivate']);
-    const rel = r.pick(files);
+    // (The agent works on files that exist; a write may bring a deleted one back.)
+    const rel = r.pick(deletions && kind !== 'write' ? present() : files);
     const callId = id();
     let call;
     let result;
@@ -339,6 +423,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const text = disk(rel);
       await cm.read(rel);
       shown.set(rel, text);
+      unshown.delete(rel);
       call = { id: callId, name: 'read', arguments: { path: rel } };
       result = msg.result(callId, 'read', text);
     } else if (kind === 'ranged') {
@@ -373,7 +458,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       await cm.observeWrite(rel);
       // A write replaces the file: nothing changed outside it is left to tell.
       changed.delete(rel);
+      outdated.delete(rel);
       shown.set(rel, content);
+      unshown.delete(rel);
       call = { id: callId, name: 'write', arguments: { path: rel, content } };
       result = msg.result(callId, 'write', `Successfully wrote ${content.length} bytes to ${rel}`);
     } else if (kind === 'bash') {
@@ -390,7 +477,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       // The layout renders an activation as the object's content (or "[t12 is shown above]" when a live
       // result above shows that very version): the file as it is now is in view either way.
       if (op.ok && (kind === 'activate' || kind === 'pin')) expected = disk(rel);
-      if (op.ok && (kind === 'activate' || kind === 'pin')) shown.set(rel, disk(rel));
+      if (op.ok && (kind === 'activate' || kind === 'pin')) {
+        shown.set(rel, disk(rel));
+        unshown.delete(rel);
+      }
       if (op.ok && (kind === 'activate' || kind === 'pin')) activated.set(callId, { rel, text: disk(rel) });
       if (op.ok && kind === 'pin') pinned.add(rel);
       if (op.ok && (kind === 'unpin' || kind === 'deactivate')) pinned.delete(rel);
@@ -452,9 +542,11 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // 333 an activation's "[f1 is shown above]" left standing when the copy it named collapsed (check 11). 1729
   // (session 25): a fold's PINNED block showing a file through a ranged read covering it whole, the agent's edit
   // since collapsed beside it (check 12); 1969 a re-read after a deactivate, pointing at the block's activation,
-  // voided at the next epoch although the block keeps its original: the text twice (check 10).
+  // voided at the next epoch although the block keeps its original: the text twice (check 10). 23, 343 and 245
+  // (session 26, check 6b): a fold's working area carried a copy, or its block an activation, of a file changed
+  // on disk since, the news folded away (or never given: a read had shown the change).
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969, 245];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });
@@ -462,6 +554,14 @@ describe('what the model sees, on random sessions (issue 10)', () => {
       expect(stats.epochs).toBeGreaterThanOrEqual(5);
       expect(stats.folds).toBeGreaterThan(0);
       if (process.env.INV_DEBUG) console.log(seed, JSON.stringify(stats));
+    }, 60_000);
+  }
+  // Files deleted and brought back by someone else (check 13). INV_DELETIONS=1 runs the INV_SEEDS so.
+  // 3 (session 26): a fold's PINNED block kept a deleted file's text and folded the notice away; 21 a deletion
+  // stored just before a restart, never told; 258 the agent's write, then a deletion within the debounce window.
+  for (const seed of process.env.INV_DELETIONS ? seeds : [1, 2, 3, 21, 258]) {
+    test(`seed ${seed}, deletions`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, deletions: true });
     }, 60_000);
   }
   for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {

@@ -1399,6 +1399,23 @@ async fn changed_on_disk(ws: &Workspace, s: &mut Session, rel: &str, text: &str)
     .await;
 }
 
+/// Someone deletes `rel`; returns once the session has the watcher's
+/// deletion version (no API says so: polled with a deadline).
+async fn deleted_on_disk(ws: &Workspace, s: &mut Session, rel: &str) {
+    ws.remove(rel);
+    deleted_in_pool(s, &ws.file_id(rel)).await;
+}
+
+async fn deleted_in_pool(s: &mut Session, id: &str) {
+    wait_for(s, "the watcher's deletion", |s| {
+        s.snapshot()
+            .metadata_pool
+            .iter()
+            .any(|e| e.id == id && e.state.as_deref() == Some("deleted"))
+    })
+    .await;
+}
+
 /// The `CHANGED` notices about `head` (`f1 a.ts`) in a context.
 fn notices_about(out: &[Value], head: &str) -> Vec<String> {
     let prefix = format!("CHANGED {head}");
@@ -2191,6 +2208,59 @@ async fn a_change_while_no_session_ran_is_noticed_after_resume() {
         );
         let k = s.model_call_count();
         assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
+        s.close().await.unwrap();
+    }
+}
+
+/// The agent writes a new file and someone deletes it a moment later, within
+/// the watcher's debounce window, where the debouncer drops a file's creation
+/// and removal together: the session, which indexed the write itself, still
+/// learns the file is gone (random sessions with deletions, seed 258).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_the_agent_wrote_and_someone_deleted_at_once_is_known_gone() {
+    let ws = Workspace::new(stores().remove(0));
+    let mut o = opts("write-then-delete", roomy());
+    o.watch = true;
+    let mut s = ws.open(o).await;
+    ws.write("keep.ts", "watched directory");
+    s.read("keep.ts").await.unwrap();
+    ws.write("new.ts", &body("NEW", 12));
+    s.observe_write("new.ts").await.unwrap();
+    ws.remove("new.ts");
+    deleted_in_pool(&mut s, &ws.file_id("new.ts")).await;
+    s.close().await.unwrap();
+}
+
+/// A deletion the watcher indexed, then a restart before the model's next
+/// call: told after it (random sessions with deletions, seed 21: the stored
+/// version was newer than the one the model saw, and reconciliation, finding
+/// the file gone as stored, had nothing new to say).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_indexed_before_a_restart_is_told_after_it() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("deletion-restart", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("SAME", 12);
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        deleted_on_disk(&ws, &mut s, "a.ts").await;
+        s.close().await.unwrap();
+
+        let mut s = ws.open(o).await;
+        t.user("and now?");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(
+            notices,
+            vec!["CHANGED f1 a.ts: deleted or no longer readable".to_string()],
+            "{out:#?}"
+        );
         s.close().await.unwrap();
     }
 }

@@ -36,6 +36,9 @@ pub struct SeenFiles {
     /// Changes the model's own edits landed on, to tell at the next call:
     /// (file, the version it had seen, the version its edit was applied to).
     outside: Vec<(String, Seen, Seen)>,
+    /// Changes a read or an activation showed before they were told (see
+    /// [`SeenFiles::shown_while_changed`]).
+    shown: Vec<(String, String)>,
 }
 
 impl SeenFiles {
@@ -60,6 +63,32 @@ impl SeenFiles {
         if self.versions.contains_key(id) {
             self.changed.insert(id.to_string());
         }
+    }
+
+    /// Call `by` (a read or an activation) showed `id` as it is now while a
+    /// version the model did not make was still to be told (`changed`): the
+    /// change is still told, in one line naming `by` (its text is that
+    /// call's). An older showing of the file may stay in view longer than
+    /// `by` (a fold's `PINNED` block keeps its calls until the next fold,
+    /// epochs collapse `by`): without the notice the old text would read as
+    /// current there (random seed 245, check 6b). Call before [`Self::saw`].
+    pub fn shown_while_changed(&mut self, id: &str, now: &Seen, by: &str) {
+        if !self.changed.contains(id) {
+            return;
+        }
+        if self
+            .versions
+            .get(id)
+            .is_some_and(|s| s.object_hash != now.object_hash)
+        {
+            self.shown.push((id.to_string(), by.to_string()));
+        }
+    }
+
+    /// The changes a read or activation showed since the last take: (file,
+    /// the call that showed it).
+    pub fn take_shown(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.shown)
     }
 
     /// The candidates since the last take, in id order.
@@ -120,6 +149,35 @@ impl SeenFiles {
     }
 }
 
+/// The notices of one message (one per file, joined by a blank line: a
+/// diff has none, its lines all begin with a sign or a space).
+pub fn parts(message: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(message.match_indices("\n\nCHANGED ").map(|(i, _)| i + 2))
+        .filter(|&i| message[i..].starts_with("CHANGED "))
+        .collect();
+    let ends: Vec<usize> = starts
+        .iter()
+        .skip(1)
+        .map(|&i| i - 2)
+        .chain(std::iter::once(message.len()))
+        .collect();
+    starts
+        .into_iter()
+        .zip(ends)
+        .map(move |(a, b)| &message[a..b])
+}
+
+/// The file alias a notice names (`f3` of `CHANGED f3 src/app.ts …`).
+pub fn names(part: &str) -> Option<&str> {
+    part.strip_prefix("CHANGED ")?.split(' ').next()
+}
+
+/// The notice for a change call `by` showed before it was told.
+pub fn shown_notice(head: &str, by: &str) -> String {
+    format!("CHANGED {head} outside your edits since you saw it; {by} shows it as it is now")
+}
+
 /// Longest diff shown inline (chars); longer changes get a one-line note.
 pub const MAX_DIFF_CHARS: usize = 2_000;
 
@@ -157,6 +215,26 @@ pub fn notice(head: &str, seen: &Seen, now: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_splits_into_its_notices() {
+        let a = notice(
+            "f1 a.txt",
+            &Seen {
+                object_hash: "1".into(),
+                content: Some("x\n\ny\n".into()),
+            },
+            Some("x\n\nz\n"),
+        );
+        let b = notice("f2 b.txt", &Seen::default(), None);
+        let joined = format!("{a}\n\n{b}");
+        assert_eq!(
+            parts(&joined).collect::<Vec<_>>(),
+            vec![a.as_str(), b.as_str()]
+        );
+        assert_eq!(parts("FILES +1\nf1 a.txt (3 chars)").count(), 0);
+        assert_eq!(names(&b), Some("f2"));
+    }
 
     #[test]
     fn a_small_change_is_a_unified_diff() {

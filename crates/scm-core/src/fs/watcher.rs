@@ -193,6 +193,11 @@ struct Inner {
     backends: Mutex<Option<Backends>>,
     tracking: Mutex<Tracking>,
     worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Tracked paths to look at once more after the debounce window (see
+    /// [`Watcher::look_again`]), and the worker's queue, to wake it.
+    looks: Mutex<Vec<PathBuf>>,
+    wake: tokio::sync::mpsc::UnboundedSender<Batch>,
+    debounce: Duration,
 }
 
 #[derive(Default)]
@@ -262,7 +267,7 @@ impl Watcher {
         poll: PollOptions,
     ) -> crate::Result<Self> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
-        let backends = Backends::new(debounce, poll, tx)?;
+        let backends = Backends::new(debounce, poll, tx.clone())?;
         let inner = Arc::new(Inner {
             indexer,
             callback,
@@ -271,6 +276,9 @@ impl Watcher {
             backends: Mutex::new(Some(backends)),
             tracking: Mutex::new(Tracking::default()),
             worker: Mutex::new(None),
+            looks: Mutex::new(Vec::new()),
+            wake: tx,
+            debounce,
         });
         let worker = runtime.spawn(Arc::clone(&inner).run(rx));
         *lock(&inner.worker) = Some(worker);
@@ -282,6 +290,25 @@ impl Watcher {
     /// watched (missing, inotify limit reached).
     pub fn track(&self, resolved: &ResolvedPath) -> crate::Result<()> {
         self.inner.track(resolved)
+    }
+
+    /// Look at a tracked file once more when the debounce window after now
+    /// is over. The debouncer drops a file created and removed within one
+    /// window — both events, as if nothing happened — which is right for a
+    /// file nobody knew, wrong for one the session has just indexed itself
+    /// (the agent's `write` made it): without this look its deletion a few
+    /// milliseconds later would never be told (random sessions with
+    /// deletions, seed 258).
+    pub fn look_again(&self, resolved: &ResolvedPath) {
+        let Some(host) = &resolved.host_path else {
+            return;
+        };
+        if self.inner.is_closed() || self.inner.tracked(host).is_none() {
+            return;
+        }
+        lock(&self.inner.looks).push(host.clone());
+        // An empty batch: the worker takes the look and sleeps until it is due.
+        let _ = self.inner.wake.send((Source::Native, Ok(Vec::new())));
     }
 
     /// Stop tracking a file; its directory watch goes with the last file in it.
@@ -629,6 +656,12 @@ impl Inner {
     async fn run(self: Arc<Self>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Batch>) {
         let mut unsettled = Unsettled::default();
         loop {
+            let looks = std::mem::take(&mut *lock(&self.looks));
+            for p in looks {
+                // Past the window of the events it follows, and one more.
+                let at = tokio::time::Instant::now() + self.debounce * 2;
+                unsettled.due.entry(p).or_insert(at);
+            }
             let due = unsettled.next_due();
             let batch = tokio::select! {
                 b = rx.recv() => match b {

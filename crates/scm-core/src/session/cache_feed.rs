@@ -268,6 +268,17 @@ impl Session {
                 if ranged && self.cache.seen.get(&id).is_some() {
                     continue;
                 }
+                // A read or an activation (an edit's result or a write says
+                // what the model did, not what changed outside it).
+                if tool != "write" && tool != "edit" {
+                    if let Some(now) = self.current_seen(&id) {
+                        self.cache.seen.shown_while_changed(
+                            &id,
+                            &now,
+                            &crate::context::aliases::call_alias(call),
+                        );
+                    }
+                }
                 self.mark_seen(&id);
             }
         }
@@ -351,10 +362,19 @@ impl Session {
     pub(super) fn notify_changes(&mut self) {
         let outside = self.cache.seen.take_outside();
         let ids = self.cache.seen.take_changed();
-        if ids.is_empty() && outside.is_empty() {
+        let shown = self.cache.seen.take_shown();
+        if ids.is_empty() && outside.is_empty() && shown.is_empty() {
             return;
         }
         let mut parts = Vec::new();
+        for (id, by) in shown {
+            if let Some(Alias::File(f)) = self.cache.aliases.of_object(&id) {
+                parts.push(crate::context::notices::shown_notice(
+                    &self.notice_head(f),
+                    &by,
+                ));
+            }
+        }
         // What changed under the model's own edits: the version it had seen
         // against the one its edit was applied to.
         for (id, seen, base) in outside {
@@ -620,6 +640,8 @@ impl Session {
         let entry = &self.cache.state.files[i as usize];
         let what = match self.objects.get(id) {
             Some(c) if c.is_stub() => "[unread]".to_string(),
+            // (Not its last size: a fold's list would name it as present.)
+            Some(c) if c.str("state") == Some("deleted") => "deleted".to_string(),
             Some(c) if c.doc.get("content").is_some_and(Value::is_string) => {
                 format!(
                     "{} chars",

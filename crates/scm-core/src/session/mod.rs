@@ -615,6 +615,26 @@ impl Session {
         }
     }
 
+    /// The agent's `write` of `id` (perhaps making the file): the watcher
+    /// looks at it once more after its debounce window (see
+    /// [`crate::fs::Watcher::look_again`]).
+    fn look_again(&self, id: &str) {
+        let (Some(w), Some(c)) = (self.watch.as_ref(), self.objects.get(id)) else {
+            return;
+        };
+        let Some(source) = c.source() else {
+            return;
+        };
+        let resolver = &self.indexer.resolver;
+        if resolver.is_watchable(&source) {
+            w.watcher.look_again(&ResolvedPath {
+                host_path: resolver.host_path(&source),
+                watchable: true,
+                source,
+            });
+        }
+    }
+
     /// Applies the watcher events received so far to the metadata/content
     /// cache (never to the sets) and says how many there were. Every
     /// operation and `transform_context` does this first.

@@ -412,6 +412,9 @@ impl Session {
             self.record_use(&id);
         }
         self.track(&id);
+        if op == FileOp::Write {
+            self.look_again(&id);
+        }
         let c = &self.objects[&id];
         let path = c
             .source()

@@ -524,7 +524,8 @@ impl Session {
     /// Rebuilds what the model last saw of each file (resume): the content
     /// of each seen version, from the objects the session knows when it is still the
     /// latest, else from the object's history. Before reconciliation, so a
-    /// file changed while no session ran is noticed at the next call.
+    /// file changed while no session ran is noticed at the next call; so is
+    /// one whose newer version is already stored.
     pub(super) async fn cache_restore_seen(&mut self) -> Result<()> {
         let seen: Vec<(String, String)> = self
             .cache
@@ -534,6 +535,7 @@ impl Session {
             .map(|(id, h)| (id.clone(), h.clone()))
             .collect();
         for (id, hash) in seen {
+            let known = self.objects.get(&id).map(|c| c.object_hash().to_string());
             let latest = self.objects.get(&id).filter(|c| c.object_hash() == hash);
             let content = match latest {
                 Some(c) => c.str("content").map(str::to_string),
@@ -541,13 +543,21 @@ impl Session {
                     .await?
                     .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
             };
+            let newer = known.is_some_and(|k| k != hash);
             self.cache.seen.restore(
-                id,
+                id.clone(),
                 Seen {
                     object_hash: hash,
                     content,
                 },
             );
+            // A version the store got before the last session closed (its
+            // watcher indexed a change or deletion after that session's last
+            // call) was never told: it is not new to reconciliation either
+            // (random seed 21 with deletions).
+            if newer {
+                self.cache.seen.new_version(&id);
+            }
         }
         Ok(())
     }

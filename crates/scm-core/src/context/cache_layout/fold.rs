@@ -7,12 +7,12 @@
 //! until the budget is spent; older turns get one line of ids. Everything
 //! folded stays retrievable by id. Its working area is `copies.rs`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::items::{Item, ItemKind};
 use super::records::{FileEntry, FoldRecord, WorkingCopy};
 use super::render::{content_text, DocLookup, Env};
-use super::state::{CacheLayout, FoldPlan};
+use super::state::{shows_files, CacheLayout, FoldPlan};
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
 use crate::context::epochs::{CachePolicy, ToolCallState};
@@ -365,9 +365,15 @@ impl CacheLayout {
             limit: self.items.len(),
         };
         let mut s = String::from("PINNED");
+        let mut notices = self.folded_notices(cut, &calls).into_iter().peekable();
         // The texts of the reads and writes shown so far, by file.
         let mut shown: Vec<(Option<u32>, usize, String)> = Vec::new();
         for &c in &calls {
+            let at = self.block_item(c);
+            while let Some((_, part)) = notices.next_if(|(a, _)| Some(*a) < at) {
+                s.push_str("\n--- notice ---\n");
+                s.push_str(&part);
+            }
             let st = &self.state.calls[c];
             // An identical re-read whose original the block shows too points
             // there (one whose original is folded away is voided: its text),
@@ -428,7 +434,60 @@ impl CacheLayout {
             s.push('\n');
             s.push_str(&text);
         }
+        for (_, part) in notices {
+            s.push_str("\n--- notice ---\n");
+            s.push_str(&part);
+        }
         Some(s)
+    }
+
+    /// The item that shows call `c`: its result, or its arguments (an edit).
+    fn block_item(&self, c: usize) -> Option<u32> {
+        let items = &self.items;
+        items
+            .result_item
+            .get(c)
+            .copied()
+            .flatten()
+            .or_else(|| items.assistant_item.get(c).copied())
+    }
+
+    /// The change notices before `cut` about files the block's `calls` show,
+    /// each told after the block's first showing of its file: (the item it
+    /// followed, its text), in order. The fold folds the chat's notices
+    /// away, and the block shows its calls as they were: without them a
+    /// file changed or deleted on disk since would read as current there
+    /// (random sessions' check 13).
+    fn folded_notices(&self, cut: u32, calls: &[usize]) -> Vec<(u32, String)> {
+        let mut first: HashMap<String, u32> = HashMap::new();
+        for &c in calls {
+            let Some(at) = self.block_item(c) else {
+                continue;
+            };
+            let st = &self.state.calls[c];
+            for f in st.file.into_iter().chain(shows_files(&self.aliases, st)) {
+                let e = first.entry(file_alias(f)).or_insert(at);
+                *e = (*e).min(at);
+            }
+        }
+        let mut out = Vec::new();
+        for e in self
+            .state
+            .epochs
+            .iter()
+            .filter(|e| e.notice && e.anchor < cut)
+        {
+            let Some(text) = e.delta.as_deref() else {
+                continue;
+            };
+            for part in crate::context::notices::parts(text) {
+                let named = crate::context::notices::names(part).and_then(|f| first.get(f));
+                if named.is_some_and(|&at| at <= e.anchor) {
+                    out.push((e.anchor, part.to_string()));
+                }
+            }
+        }
+        out
     }
 }
 
