@@ -72,14 +72,14 @@ impl SeenFiles {
     /// `by` (a fold's `PINNED` block keeps its calls until the next fold,
     /// epochs collapse `by`): without the notice the old text would read as
     /// current there (random seed 245, check 6b). Call before [`Self::saw`].
-    pub fn shown_while_changed(&mut self, id: &str, now: &Seen, by: &str) {
+    pub fn shown_while_changed(&mut self, id: &str, now_hash: &str, by: &str) {
         if !self.changed.contains(id) {
             return;
         }
         if self
             .versions
             .get(id)
-            .is_some_and(|s| s.object_hash != now.object_hash)
+            .is_some_and(|s| s.object_hash != now_hash)
         {
             self.shown.push((id.to_string(), by.to_string()));
         }

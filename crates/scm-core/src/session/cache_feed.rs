@@ -271,10 +271,10 @@ impl Session {
                 // A read or an activation (an edit's result or a write says
                 // what the model did, not what changed outside it).
                 if tool != "write" && tool != "edit" {
-                    if let Some(now) = self.current_seen(&id) {
+                    if let Some(c) = self.objects.get(&id) {
                         self.cache.seen.shown_while_changed(
                             &id,
-                            &now,
+                            c.object_hash(),
                             &crate::context::aliases::call_alias(call),
                         );
                     }

@@ -583,29 +583,14 @@ impl Session {
     // ---- watcher ----
 
     fn track(&mut self, id: &str) {
+        if self.watch.as_ref().is_none_or(|w| w.tracked.contains(id)) {
+            return;
+        }
+        let Some(resolved) = self.watchable_path(id) else {
+            return;
+        };
         let Some(w) = self.watch.as_mut() else {
             return;
-        };
-        if w.tracked.contains(id) {
-            return;
-        }
-        let Some(c) = self.objects.get(id) else {
-            return;
-        };
-        if c.object_type() != Some(ObjectType::File) || c.is_stub() {
-            return;
-        }
-        let Some(source) = c.source() else {
-            return;
-        };
-        let resolver = &self.indexer.resolver;
-        if !resolver.is_watchable(&source) {
-            return;
-        }
-        let resolved = ResolvedPath {
-            host_path: resolver.host_path(&source),
-            watchable: true,
-            source,
         };
         match w.watcher.track(&resolved) {
             Ok(()) => {
@@ -619,20 +604,25 @@ impl Session {
     /// looks at it once more after its debounce window (see
     /// [`crate::fs::Watcher::look_again`]).
     fn look_again(&self, id: &str) {
-        let (Some(w), Some(c)) = (self.watch.as_ref(), self.objects.get(id)) else {
-            return;
-        };
-        let Some(source) = c.source() else {
-            return;
-        };
-        let resolver = &self.indexer.resolver;
-        if resolver.is_watchable(&source) {
-            w.watcher.look_again(&ResolvedPath {
-                host_path: resolver.host_path(&source),
-                watchable: true,
-                source,
-            });
+        if let (Some(w), Some(resolved)) = (self.watch.as_ref(), self.watchable_path(id)) {
+            w.watcher.look_again(&resolved);
         }
+    }
+
+    /// Where the watcher follows file object `id` (None: not a read file,
+    /// or not on a watchable path).
+    fn watchable_path(&self, id: &str) -> Option<ResolvedPath> {
+        let c = self.objects.get(id)?;
+        if c.object_type() != Some(ObjectType::File) || c.is_stub() {
+            return None;
+        }
+        let source = c.source()?;
+        let resolver = &self.indexer.resolver;
+        resolver.is_watchable(&source).then(|| ResolvedPath {
+            host_path: resolver.host_path(&source),
+            watchable: true,
+            source,
+        })
     }
 
     /// Applies the watcher events received so far to the metadata/content

@@ -535,15 +535,20 @@ impl Session {
             .map(|(id, h)| (id.clone(), h.clone()))
             .collect();
         for (id, hash) in seen {
-            let known = self.objects.get(&id).map(|c| c.object_hash().to_string());
-            let latest = self.objects.get(&id).filter(|c| c.object_hash() == hash);
-            let content = match latest {
+            // A version the store got before the last session closed (its
+            // watcher indexed a change or deletion after that session's last
+            // call) was never told: it is not new to reconciliation either
+            // (random seed 21 with deletions).
+            let newer = self
+                .objects
+                .get(&id)
+                .is_some_and(|c| c.object_hash() != hash);
+            let content = match self.objects.get(&id).filter(|_| !newer) {
                 Some(c) => c.str("content").map(str::to_string),
                 None => version_by_hash(&*self.store, &id, &hash, None)
                     .await?
                     .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
             };
-            let newer = known.is_some_and(|k| k != hash);
             self.cache.seen.restore(
                 id.clone(),
                 Seen {
@@ -551,10 +556,6 @@ impl Session {
                     content,
                 },
             );
-            // A version the store got before the last session closed (its
-            // watcher indexed a change or deletion after that session's last
-            // call) was never told: it is not new to reconciliation either
-            // (random seed 21 with deletions).
             if newer {
                 self.cache.seen.new_version(&id);
             }

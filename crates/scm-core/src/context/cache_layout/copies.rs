@@ -209,12 +209,8 @@ impl CacheLayout {
             return false;
         };
         let alias = file_alias(copy.file);
-        self.state.epochs[(made.epoch as usize).min(self.state.epochs.len())..]
-            .iter()
-            .filter(|e| e.notice && e.anchor < cut)
-            .filter_map(|e| e.delta.as_deref())
-            .flat_map(notices::parts)
-            .any(|part| notices::names(part) == Some(alias.as_str()))
+        self.notices_before(cut, made.epoch as usize)
+            .any(|(_, part)| notices::names(part) == Some(alias.as_str()))
     }
 
     /// A new working copy of file `f` showing `text`.

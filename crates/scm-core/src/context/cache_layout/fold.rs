@@ -16,6 +16,7 @@ use super::state::{shows_files, CacheLayout, FoldPlan};
 use crate::context::aliases::{call_alias, file_alias};
 use crate::context::chat::{MessageEntry, Turn};
 use crate::context::epochs::{CachePolicy, ToolCallState};
+use crate::context::notices;
 use crate::context::words::one_line;
 use crate::model::FilesystemSource;
 use serde_json::Value;
@@ -470,24 +471,29 @@ impl CacheLayout {
                 *e = (*e).min(at);
             }
         }
-        let mut out = Vec::new();
-        for e in self
-            .state
-            .epochs
+        self.notices_before(cut, 0)
+            .filter(|(anchor, part)| {
+                notices::names(part)
+                    .and_then(|f| first.get(f))
+                    .is_some_and(|at| at <= anchor)
+            })
+            .map(|(anchor, part)| (anchor, part.to_string()))
+            .collect()
+    }
+
+    /// The change notices (one per file) told before item `cut`, from
+    /// epoch record `from` on: (the item each followed, its text), in order.
+    pub(super) fn notices_before(
+        &self,
+        cut: u32,
+        from: usize,
+    ) -> impl Iterator<Item = (u32, &str)> {
+        let records = self.state.epochs.get(from..).unwrap_or_default();
+        records
             .iter()
-            .filter(|e| e.notice && e.anchor < cut)
-        {
-            let Some(text) = e.delta.as_deref() else {
-                continue;
-            };
-            for part in crate::context::notices::parts(text) {
-                let named = crate::context::notices::names(part).and_then(|f| first.get(f));
-                if named.is_some_and(|&at| at <= e.anchor) {
-                    out.push((e.anchor, part.to_string()));
-                }
-            }
-        }
-        out
+            .filter(move |e| e.notice && e.anchor < cut)
+            .filter_map(|e| Some((e.anchor, e.delta.as_deref()?)))
+            .flat_map(|(anchor, text)| notices::parts(text).map(move |part| (anchor, part)))
     }
 }
 
