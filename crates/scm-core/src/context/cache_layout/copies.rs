@@ -292,8 +292,16 @@ impl CacheLayout {
                         .map(|&k| working::view_units(&self.state.calls[k], p))
                         .sum();
                     let copy = &self.state.folds[k as usize].copies[j as usize];
+                    // An edit since the copy that the fold folds away and the
+                    // block does not keep (the view rested on a newer chat
+                    // copy, which this fold cuts away too; random deletion
+                    // seed 99): carried over, the copy would read as current.
+                    let lost = self.changes_since(c.file, c.after).any(|e| {
+                        !keep.contains(&e)
+                            && self.items.assistant_item.get(e).is_some_and(|&a| a < cut)
+                    });
                     let carry = match intact {
-                        _ if self.told_changed_since(copy, cut) => false,
+                        _ if lost || self.told_changed_since(copy, cut) => false,
                         true => since * 8 <= c.units,
                         false => self.current_text(c.file, doc).as_deref() == Some(copy.body()),
                     };

@@ -61,7 +61,7 @@ impl CacheLayout {
     /// before `from` needs beside it to read as current: its newest
     /// successful write (a whole new text) and the successful edits after
     /// it, or every successful edit when it has no write since.
-    fn changes_since(&self, f: u32, from: u32) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn changes_since(&self, f: u32, from: u32) -> impl Iterator<Item = usize> + '_ {
         let calls = &self.state.calls;
         let since = self.file_calls.of(f);
         let later = &since[since.partition_point(|&k| k < from)..];

@@ -288,6 +288,18 @@ impl CacheLayout {
                 self.latest_show.insert(s.id.clone(), k);
             }
         }
+        // So does a whole read identical to such a slice: the slice was never
+        // the newest showing (a slice is not), so a pin went on keeping an
+        // older text and the edits since (random deletion seed 213).
+        let whole_slice = (c.tool == "read" && !c.ranged)
+            .then(|| c.dedupe())
+            .flatten()
+            .filter(|&k| self.state.calls.get(k as usize).is_some_and(|t| t.ranged));
+        if let (Some(k), Some(f)) = (whole_slice, c.file) {
+            if let Some(id) = self.aliases.f.get(f as usize) {
+                self.latest_show.insert(id.clone(), k);
+            }
+        }
     }
 
     /// A new tool-call block.
