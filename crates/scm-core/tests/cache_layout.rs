@@ -1190,6 +1190,40 @@ async fn a_re_read_after_a_deactivate_never_points_at_the_ref_it_leaves() {
     }
 }
 
+/// Two re-reads after the deactivate, both pointing at the read it
+/// collapses: the newest shows the text, the older collapses — voided
+/// together, each showed it (random seed 159 at the default budgets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_re_reads_after_a_deactivate_show_the_text_once() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let (mut s, mut t, a) = a_read_with_eager_deactivation(&ws, "deactivate-reread-2").await;
+        let mut outs = vec![s.transform_context(&t.messages).await.unwrap()];
+        let op = s.deactivate("a.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("d1", "deactivate", json!({"id": "a.ts"}), &op.message);
+        for r in ["r2", "r3"] {
+            s.read("a.ts").await.unwrap();
+            t.call(r, "read", json!({"path": "a.ts"}), &a);
+        }
+        for k in 0..3 {
+            let out = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(
+                occurrences(&out, "AFILE line 011"),
+                1,
+                "call {}: a.ts shown once: {}",
+                k + 1,
+                serde_json::to_string(&out).unwrap()
+            );
+            outs.push(out);
+            t.user(&format!("go on {k}"));
+        }
+        assert!(s.cache_stats().epochs >= 1);
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// An activation that found the file shown says "[f1 is shown above]";
 /// when what it names collapses (the agent deactivated the file), the note
 /// collapses with it rather than point at a ref (random seeds 138, 443,

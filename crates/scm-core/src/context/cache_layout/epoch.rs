@@ -180,7 +180,7 @@ impl CacheLayout {
         let number = self.state.epochs.len() as u32 + 1;
         let EpochKeeps {
             deactivated,
-            kept,
+            mut kept,
             recent_oldest,
             work,
             copies,
@@ -249,7 +249,21 @@ impl CacheLayout {
             .collect::<BTreeSet<u32>>()
             .into_iter()
             .collect();
+        // Several re-reads of one such original (read again twice before
+        // the epoch): the newest shows the text, the older ones collapse to
+        // refs unless pinned — voided together, each showed it (default
+        // budgets, random seed 159: the text twice).
+        let mut newest: HashMap<u32, u32> = HashMap::new();
+        for &k in &orphaned {
+            if let Some(d) = self.state.calls[k as usize].dedupe() {
+                newest.insert(d, k);
+            }
+        }
         for k in orphaned {
+            let d = self.state.calls[k as usize].dedupe();
+            if d.is_some_and(|d| newest.get(&d) != Some(&k)) && !is_pinned(k as usize) {
+                kept.retain(|&i| i != k as usize);
+            }
             self.void_dedupe(k, number);
         }
         #[cfg(debug_assertions)]
