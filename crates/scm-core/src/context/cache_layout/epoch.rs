@@ -253,16 +253,15 @@ impl CacheLayout {
         // the epoch): the newest shows the text, the older ones collapse to
         // refs unless pinned — voided together, each showed it (default
         // budgets, random seed 159: the text twice).
-        let mut newest: HashMap<u32, u32> = HashMap::new();
-        for &k in &orphaned {
-            if let Some(d) = self.state.calls[k as usize].dedupe() {
-                newest.insert(d, k);
-            }
-        }
-        for k in orphaned {
-            let d = self.state.calls[k as usize].dedupe();
-            if d.is_some_and(|d| newest.get(&d) != Some(&k)) && !is_pinned(k as usize) {
-                kept.retain(|&i| i != k as usize);
+        let mut shown: HashSet<u32> = HashSet::new();
+        for k in orphaned.into_iter().rev() {
+            let newest = self.state.calls[k as usize]
+                .dedupe()
+                .is_some_and(|d| shown.insert(d));
+            if !newest && !is_pinned(k as usize) {
+                if let Ok(at) = kept.binary_search(&(k as usize)) {
+                    kept.remove(at);
+                }
             }
             self.void_dedupe(k, number);
         }

@@ -262,13 +262,24 @@ impl CacheLayout {
             return;
         }
         // An identical re-read of a call shows nothing itself: its original
-        // stays the newest showing call. One of a working copy shows the
-        // text through the copy: a pin of the file keeps it, and it keeps
-        // the copy. Nor does a slice show the object: a pin or deactivation
-        // of the file is about its whole text.
-        if matches!(c.tool.as_str(), "read" | "write") && c.dedupe().is_none() && !c.ranged {
-            if let Some(id) = c.file.and_then(|f| self.aliases.f.get(f as usize)) {
-                self.latest_show.insert(id.clone(), call);
+        // stays the newest showing call — unless that is a slice (one
+        // covering the file, as the texts are the same), which never became
+        // it: the slice does now (random deletion seed 213: a pin went on
+        // keeping an older text and the edits since). One of a working copy
+        // shows the text through the copy: a pin of the file keeps it, and
+        // it keeps the copy. Nor does a slice show the object: a pin or
+        // deactivation of the file is about its whole text.
+        if matches!(c.tool.as_str(), "read" | "write") && !c.ranged {
+            let ranged = |k: u32| self.state.calls.get(k as usize).is_some_and(|t| t.ranged);
+            let shown_by = match c.dedupe() {
+                None => Some(call),
+                Some(k) => ranged(k).then_some(k),
+            };
+            if let (Some(k), Some(id)) = (
+                shown_by,
+                c.file.and_then(|f| self.aliases.f.get(f as usize)),
+            ) {
+                self.latest_show.insert(id.clone(), k);
             }
         }
         // An activation or pin pointing at a working copy shows the file
@@ -286,18 +297,6 @@ impl CacheLayout {
         if let Some(k) = slice {
             for s in c.shows.iter().filter(|s| s.note) {
                 self.latest_show.insert(s.id.clone(), k);
-            }
-        }
-        // So does a whole read identical to such a slice: the slice was never
-        // the newest showing (a slice is not), so a pin went on keeping an
-        // older text and the edits since (random deletion seed 213).
-        let whole_slice = (c.tool == "read" && !c.ranged)
-            .then(|| c.dedupe())
-            .flatten()
-            .filter(|&k| self.state.calls.get(k as usize).is_some_and(|t| t.ranged));
-        if let (Some(k), Some(f)) = (whole_slice, c.file) {
-            if let Some(id) = self.aliases.f.get(f as usize) {
-                self.latest_show.insert(id.clone(), k);
             }
         }
     }
