@@ -793,7 +793,9 @@ export declare class ContextManager {
    * get it): commits what is new, then moves the session to the commit the branch maps to, so the model sees exactly
    * that branch. A branch that continues the session changes nothing and commits nothing (`moved` false; also when
    * nothing maps); `commit` null when it moved
-   * to the root (a branch before the session's first commit).
+   * to the root (a branch before the session's first commit). A session opened by a fork or `fromCommit`, moved back
+   * to where it was seeded, is the session as it was forked (its pins kept; `commit` the one it was opened from, null
+   * for a fork of a session).
    */
   rewind(messages: HarnessMessage[], options?: { trigger?: CommitTrigger }): Promise<{ moved: boolean; commit: ContextCommit | null }>;
   /** The tip of this session's commit chain, or null. */

@@ -83,6 +83,13 @@ async function navigate(rpc, targetId, summarize = false) {
 	return resp;
 }
 
+/** pi's /fork at the user message `text`: a new session holding what came before it. */
+async function forkAt(rpc, text) {
+	const forkable = await rpc.send({ type: "get_fork_messages" });
+	const fork = await rpc.send({ type: "fork", entryId: forkable.data.messages.find((m) => m.text === text).entryId });
+	assert.equal(fork.data.cancelled, false, JSON.stringify(fork));
+}
+
 /** Records that tell the user something went wrong: extension errors, or our notices above "info". */
 const problems = (r) =>
 	r.records.filter(
@@ -229,9 +236,7 @@ for (const LINE of PI_LINES) {
 				await rpc.prompt("first");
 				await rpc.prompt("second");
 				// /fork at "second": a new session holding "first" and its turn; the engine seeds it from the parent.
-				const forkable = await rpc.send({ type: "get_fork_messages" });
-				const fork = await rpc.send({ type: "fork", entryId: forkable.data.messages.find((m) => m.text === "second").entryId });
-				assert.equal(fork.data.cancelled, false, JSON.stringify(fork));
+				await forkAt(rpc, "second");
 				await rpc.prompt("third");
 				// In the fork, /tree onto "first": before everything the fork was seeded with.
 				await navigate(rpc, entryOf((await treeEntries(rpc)).entries, "user", "first"));
@@ -246,6 +251,41 @@ for (const LINE of PI_LINES) {
 			const fourth = r.captures[5];
 			assert.deepEqual(convo(fourth).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "fourth"]]);
 			for (const t of ["first", "second", "third", "three", "ALPHA-TEXT", "ROW 001"]) assert.equal(count(convo(fourth).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+		});
+
+		it("/tree in a forked session back onto the fork point: the session as it was forked, the parent's pin kept", opt, async () => {
+			const ws = workspace(BASE, { "a.md": A });
+			const COLS = "seq -f 'COL %03g' 1 40";
+			const rpc = await startScmRpc({
+				line: LINE, ...ws, env: { ...EAGER, ...TREE }, extensions: [PROBE_EXTENSION],
+				script: [
+					step(call("read", { path: "a.md" })), step(call("pin", { id: "t1" })), "one",
+					step(call("bash", { command: ROWS })), "two",
+					step(call("bash", { command: ROWS })), "three",
+					step(call("bash", { command: COLS })), "four",
+				],
+			});
+			let r;
+			try {
+				await rpc.prompt("first");
+				await rpc.prompt("second");
+				// /fork at "second": the fork holds "first" and its turn (the read, its pin).
+				await forkAt(rpc, "second");
+				await rpc.prompt("third");
+				// /tree onto "third": the leaf goes back to the fork point, the end of "first"'s turn.
+				await navigate(rpc, entryOf((await treeEntries(rpc)).entries, "user", "third"));
+				await rpc.prompt("fourth");
+			} finally {
+				r = checked(await rpc.close());
+			}
+			assert.deepEqual(problems(r), [], "an error or warning was shown");
+			assert.equal(r.captures.length, 9);
+			// Each output arriving is an epoch keeping only the newest live: the pinned read stays shown,
+			// in the fork (seeded with the pin) and after going back to where it was forked.
+			for (const k of [5, 6, 7, 8]) assert.equal(count(allText(r.captures[k]), "ALPHA-TEXT"), 1, `call ${k + 1}: the pinned read is not shown once`);
+			const four = r.captures[8];
+			assert.ok(allText(four).includes("COL 001"));
+			for (const t of ["third", "three", "ROW 001"]) assert.equal(count(convo(four).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
 		});
 
 		it("/tree with a branch summary: the summary call goes around the package; the model sees the kept branch, pi's summary, the prompt", opt, async () => {

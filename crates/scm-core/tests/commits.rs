@@ -65,4 +65,5 @@ cases!(
     bad_input_has_codes,
     open_from_commit_branches,
     rewind_follows_the_host_branch,
+    rewind_to_the_fork_point_restores_the_seed,
 );

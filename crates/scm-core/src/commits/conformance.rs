@@ -33,6 +33,7 @@ pub const CASES: &[&str] = &[
     "bad_input_has_codes",
     "open_from_commit_branches",
     "rewind_follows_the_host_branch",
+    "rewind_to_the_fork_point_restores_the_seed",
 ];
 
 fn unique(prefix: &str) -> String {
@@ -880,5 +881,98 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
             "{gone} reached the model after going back before the seed: {seen}"
         );
     }
+    s.close().await.unwrap();
+}
+
+/// A seeded session (`fromCommit`, or a fork of a session) moved back to
+/// the point it was seeded at — pi's `/fork`, a prompt, then `/tree` onto
+/// the fork point — is the session as it was forked: its cursor, its sets
+/// (a pin the parent held), the tip it was opened at; not a new layout.
+pub async fn rewind_to_the_fork_point_restores_the_seed(store: Arc<dyn Store>) {
+    let text = |v: &[Value]| serde_json::to_string(v).unwrap();
+    let sid = unique("commits-seed");
+    let mut s = open(&store, &sid).await;
+    s.transform_context(&turn(0)).await.unwrap();
+    assert!(s.pin("call-0").ok);
+    let c0 = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    let pinned = s.snapshot().pinned_set;
+    assert_eq!(pinned.len(), 1);
+    s.close().await.unwrap();
+
+    // From the commit.
+    let child = unique("commits-seed-child");
+    let mut s = Session::open_from_commit(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&child),
+        Some(&c0.id),
+    )
+    .await
+    .unwrap();
+    let mut c = turn(0);
+    c.extend(turn(8));
+    s.transform_context(&c).await.unwrap();
+    let (mut s, moved) = s
+        .rewind(&turn(0), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved.flatten().map(|c| c.id), Some(c0.id.clone()));
+    assert_eq!(
+        s.commit_tip().map(|(id, _)| id.to_string()),
+        Some(c0.id.clone())
+    );
+    assert_eq!(s.cursor(), 4);
+    assert_eq!(s.snapshot().pinned_set, pinned);
+    let mut r = turn(0);
+    r.extend(turn(9));
+    let seen = text(&s.transform_context(&r).await.unwrap());
+    assert!(seen.contains("output 0") && seen.contains("question 9"));
+    for gone in ["question 8", "answer 8"] {
+        assert!(
+            !seen.contains(gone),
+            "{gone} of the branch left reached the model: {seen}"
+        );
+    }
+    let next = s
+        .checkpoint(&req(Trigger::TurnBoundary))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.parent.as_deref(), Some(c0.id.as_str()));
+    let m = materialize(&*store, &next.id, &opts(Stop::Root))
+        .await
+        .unwrap();
+    assert_eq!(messages_of(&m), r);
+    s.close().await.unwrap();
+
+    // A fork of the session at its call: no commit to name.
+    let fork = unique("commits-seed-fork");
+    let mut s = Session::open_fork(
+        store.clone(),
+        indexer(&store),
+        SessionOptions::new(&fork),
+        &sid,
+        &turn(0),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.cursor(), 4);
+    s.transform_context(&c).await.unwrap();
+    let (mut s, moved) = s
+        .rewind(&turn(0), &req(Trigger::TurnBoundary))
+        .await
+        .unwrap();
+    assert_eq!(moved, Some(None));
+    assert_eq!((s.commit_tip(), s.cursor()), (None, 4));
+    let seen = text(&s.transform_context(&r).await.unwrap());
+    assert!(seen.contains("output 0") && seen.contains("question 9"));
+    assert!(
+        !seen.contains("question 8"),
+        "the branch left reached the model: {seen}"
+    );
     s.close().await.unwrap();
 }

@@ -13,13 +13,17 @@
 //!   makes on every call (fingerprints cover role, content, timestamp and
 //!   tool call id, so a message of one branch is not one of another). Of
 //!   those, the deepest position on the branch wins, then the newest commit.
-//!   None maps (a branch before the session's first commit, e.g. back onto
-//!   the first prompt): the **root**, the session's state as first written
-//!   (empty chat; the chain's tip cleared, so the next commit is a new
-//!   root). A session seeded by a fork or `fromCommit` was first written
-//!   holding its parent's chat: its root is that state emptied, as a new
-//!   session starts (no turns, no aliases, empty sets), and the next call
-//!   ingests the host's branch whole — never the branch that was left.
+//!   A session seeded by a fork or `fromCommit` was first written holding
+//!   its parent's chat: that **seed** is a candidate too, at its cursor's
+//!   position — a branch back at the fork point gets the session as it was
+//!   forked (its sets and pins, the tip it was opened at), not a new
+//!   layout. None maps (a branch before the session's first commit or its
+//!   seed, e.g. back onto the first prompt): the **root**, the session's
+//!   state as first written (empty chat; the chain's tip cleared, so the
+//!   next commit is a new root); a seeded session's root is its seed
+//!   emptied, as a new session starts (no turns, no aliases, empty sets),
+//!   and the next call ingests the host's branch whole — never the branch
+//!   that was left.
 //! - **How the state is restored.** The session's and chat's documents as
 //!   of the commit's transaction (sets, collapse window, turns, cursor,
 //!   aliases, cache-layout state) become their current versions again, the
@@ -70,11 +74,15 @@ pub async fn branch_commit(
     session_id: &str,
     messages: &[Value],
 ) -> Result<Option<RewindTarget>> {
+    let Some(first) = first_state(store, session_id).await? else {
+        return Ok(None);
+    };
+    let fps: Vec<String> = messages.iter().map(fingerprint).collect();
+    let seed = seed_target(store, session_id, &first, &fps).await?;
     let entries = timeline::entries(store, &timeline::session_key(session_id)).await?;
     if entries.is_empty() || messages.is_empty() {
-        return root(store, session_id).await;
+        return Ok(Some(seed.unwrap_or_else(|| root(first))));
     }
-    let fps: Vec<String> = messages.iter().map(fingerprint).collect();
     let mut at: HashMap<&str, usize> = HashMap::new();
     for (i, fp) in fps.iter().enumerate() {
         at.entry(fp.as_str()).or_insert(i);
@@ -101,7 +109,10 @@ pub async fn branch_commit(
         }
     }
     cands.sort_by_key(|c| std::cmp::Reverse((c.0, c.1)));
-    for (_, _, c) in cands.into_iter().take(MAX_CANDIDATES) {
+    for (depth, _, c) in cands.into_iter().take(MAX_CANDIDATES) {
+        if seed.as_ref().is_some_and(|s| s.consumed > depth) {
+            break; // the seed lies deeper on the branch
+        }
         let Artifact::ChatRange { chat, tx, to, .. } = &c.artifact else {
             continue;
         };
@@ -134,12 +145,18 @@ pub async fn branch_commit(
             session_doc,
         }));
     }
-    root(store, session_id).await
+    Ok(Some(seed.unwrap_or_else(|| root(first))))
 }
 
-/// The session's state as first written, emptied when it already held a
-/// chat (a fork's seed).
-async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget>> {
+/// The session as first written: its chat's first version and the session
+/// document as of that transaction.
+struct FirstState {
+    tx: i64,
+    chat_doc: Document,
+    session_doc: Document,
+}
+
+async fn first_state(store: &dyn Store, session_id: &str) -> Result<Option<FirstState>> {
     let chat_id = chat_object_id(session_id);
     let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
         return Ok(None);
@@ -151,22 +168,73 @@ async fn root(store: &dyn Store, session_id: &str) -> Result<Option<RewindTarget
     ) else {
         return Ok(None);
     };
-    let consumed = ChatDoc::parse(&chat_doc)
+    Ok(Some(FirstState {
+        tx: first.tx_id,
+        chat_doc,
+        session_doc,
+    }))
+}
+
+/// A seeded session's first state, when the branch `fps` holds its cursor:
+/// the session as it was forked, at the tip it was opened at (a
+/// `fromCommit` session's commit; none for a fork of a session).
+async fn seed_target(
+    store: &dyn Store,
+    session_id: &str,
+    first: &FirstState,
+    fps: &[String],
+) -> Result<Option<RewindTarget>> {
+    let cursor = ChatDoc::parse(&first.chat_doc)
+        .map(|c| c.cursor())
+        .unwrap_or_default();
+    let consumed = cursor.consumed;
+    if consumed == 0
+        || consumed > fps.len()
+        || cursor.last_fp.as_deref() != Some(fps[consumed - 1].as_str())
+    {
+        return Ok(None);
+    }
+    let head = store
+        .get_as_of(
+            &timeline::head_id(&timeline::session_key(session_id)),
+            AsOf::TxId(first.tx),
+        )
+        .await?;
+    let commit = match head.map(timeline::tip_of).transpose()?.flatten() {
+        Some((id, _)) => Some(commits::show(store, &id).await?),
+        None => None,
+    };
+    Ok(Some(RewindTarget {
+        commit,
+        to: commits::materialize::flatten(&first.chat_doc).len() as u64,
+        consumed,
+        chat_doc: first.chat_doc.clone(),
+        session_doc: first.session_doc.clone(),
+    }))
+}
+
+/// The root: the session's state as first written, emptied when it already
+/// held a chat (a fork's seed).
+fn root(first: FirstState) -> RewindTarget {
+    let consumed = ChatDoc::parse(&first.chat_doc)
         .map(|c| c.cursor().consumed)
         .unwrap_or(0);
     let (chat_doc, session_doc) =
-        if consumed != 0 || !commits::materialize::flatten(&chat_doc).is_empty() {
-            (emptied_chat(chat_doc), emptied_session(session_doc))
+        if consumed != 0 || !commits::materialize::flatten(&first.chat_doc).is_empty() {
+            (
+                emptied_chat(first.chat_doc),
+                emptied_session(first.session_doc),
+            )
         } else {
-            (chat_doc, session_doc)
+            (first.chat_doc, first.session_doc)
         };
-    Ok(Some(RewindTarget {
+    RewindTarget {
         commit: None,
         to: 0,
         consumed: 0,
         chat_doc,
         session_doc,
-    }))
+    }
 }
 
 /// A chat document as a new session's: no turns, nothing consumed, no
