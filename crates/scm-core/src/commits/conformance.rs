@@ -88,6 +88,13 @@ fn req(trigger: Trigger) -> CheckpointRequest {
     CheckpointRequest::new(trigger, "pi/test")
 }
 
+/// None of `gone` is in what the model was sent (`seen`); `why` says where it came from.
+fn assert_absent(seen: &str, gone: &[&str], why: &str) {
+    for g in gone {
+        assert!(!seen.contains(g), "{g} {why}: {seen}");
+    }
+}
+
 fn messages_of(m: &super::Materialized) -> Vec<Value> {
     m.messages.clone().expect("pi messages")
 }
@@ -755,12 +762,11 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     b.extend(turn(5));
     let seen = text(&s.transform_context(&b).await.unwrap());
     assert!(seen.contains("question 5"));
-    for gone in ["question 1", "output 1", "answer 1"] {
-        assert!(
-            !seen.contains(gone),
-            "{gone} of the branch left reached the model: {seen}"
-        );
-    }
+    assert_absent(
+        &seen,
+        &["question 1", "output 1", "answer 1"],
+        "of the branch left reached the model",
+    );
     let cb = s
         .checkpoint(&req(Trigger::TurnBoundary))
         .await
@@ -831,12 +837,11 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     let mut r = turn(0)[..1].to_vec();
     r.extend(turn(7).into_iter().skip(1));
     let seen = text(&s.transform_context(&r).await.unwrap());
-    for gone in ["answer 0", "question 5", "question 6", "answer 1"] {
-        assert!(
-            !seen.contains(gone),
-            "{gone} reached the model after going back to the root: {seen}"
-        );
-    }
+    assert_absent(
+        &seen,
+        &["answer 0", "question 5", "question 6", "answer 1"],
+        "reached the model after going back to the root",
+    );
     let root = s
         .checkpoint(&req(Trigger::TurnBoundary))
         .await
@@ -875,12 +880,11 @@ pub async fn rewind_follows_the_host_branch(store: Arc<dyn Store>) {
     r.extend(turn(9).into_iter().skip(1));
     let seen = text(&s.transform_context(&r).await.unwrap());
     assert!(seen.contains("answer 9"));
-    for gone in ["answer 0", "question 8", "answer 8"] {
-        assert!(
-            !seen.contains(gone),
-            "{gone} reached the model after going back before the seed: {seen}"
-        );
-    }
+    assert_absent(
+        &seen,
+        &["answer 0", "question 8", "answer 8"],
+        "reached the model after going back before the seed",
+    );
     s.close().await.unwrap();
 }
 
@@ -931,12 +935,11 @@ pub async fn rewind_to_the_fork_point_restores_the_seed(store: Arc<dyn Store>) {
     r.extend(turn(9));
     let seen = text(&s.transform_context(&r).await.unwrap());
     assert!(seen.contains("output 0") && seen.contains("question 9"));
-    for gone in ["question 8", "answer 8"] {
-        assert!(
-            !seen.contains(gone),
-            "{gone} of the branch left reached the model: {seen}"
-        );
-    }
+    assert_absent(
+        &seen,
+        &["question 8", "answer 8"],
+        "of the branch left reached the model",
+    );
     let next = s
         .checkpoint(&req(Trigger::TurnBoundary))
         .await
@@ -970,9 +973,10 @@ pub async fn rewind_to_the_fork_point_restores_the_seed(store: Arc<dyn Store>) {
     assert_eq!((s.commit_tip(), s.cursor()), (None, 4));
     let seen = text(&s.transform_context(&r).await.unwrap());
     assert!(seen.contains("output 0") && seen.contains("question 9"));
-    assert!(
-        !seen.contains("question 8"),
-        "the branch left reached the model: {seen}"
+    assert_absent(
+        &seen,
+        &["question 8"],
+        "of the branch left reached the model",
     );
     s.close().await.unwrap();
 }
