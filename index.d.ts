@@ -770,7 +770,11 @@ export declare class ContextManager {
   getObjectAsOf<D = ObjectDocument>(id: string, txId: number): Promise<D | null>;
   /** Full-text search over every session's objects (latest versions of files and toolcalls), best first; metadata hits only. */
   search(query: string, options?: SearchOptions): Promise<SearchResult>;
-  /** Activate what an object (a note) links to: all links or a selection. INVALID_ARGUMENT for a bad selection. */
+  /**
+   * Activate what an object refers to — a note's links, the files a tool call read or found (`file_refs`: a grep's
+   * hits, a bash command's files), a chat's tool calls in chat order (`chat:<session id>`) — all or a selection;
+   * `{ metadata: true }` lists them instead. INVALID_ARGUMENT for a bad selection.
+   */
   expand(target: string, select?: ExpandSelect): Promise<ExpandResult>;
   /** Who links to an object (latest versions of notes). */
   backlinks(target: string): Promise<BacklinksResult>;
@@ -984,15 +988,17 @@ export interface ExpandSelect {
   types?: Array<'file' | 'toolcall' | 'note'>;
   /** `*`/`?` pattern matched against the end of the target's path (`*.md`, `notes/*`). */
   path?: string;
-  /** 1-based positions in the object's link list (the order of its link lines). */
+  /** 1-based positions in the object's link list (the order of its link lines; a chat's tool calls in chat order). */
   positions?: number[];
+  /** List the selected targets (outcome `listed`, message `position N: <metadata>`) and activate nothing. */
+  metadata?: boolean;
 }
 
 export interface ExpandItem {
   id: string;
   path: string | null;
   /** A pinned link: `version shown` (never activated) or `no such version`. */
-  outcome: 'activated' | 'already active' | 'not found' | 'failed' | 'version shown' | 'no such version';
+  outcome: 'activated' | 'already active' | 'not found' | 'failed' | 'version shown' | 'no such version' | 'listed';
   message: string;
   /** The pin of a pinned link. */
   pin?: string;

@@ -1,7 +1,8 @@
 // Each layout owns its words (issue 15 item 4, design §0 "Who owns the words"): the core says what the model reads
 // (set-operation results, the system-prompt section, the tools' texts); the pi package composes them with pi's own
 // read tool and passes the set operations' `text` through. The texts are byte-identical to the ones pi/index.js held
-// before they moved (fixtures/pi-words-before-move.json, extracted from that file).
+// before they moved (fixtures/pi-words-before-move.json, extracted from that file; since then only the `expand`
+// tool's texts changed, on purpose: session 29, a tool call's files and a chat's tool calls).
 import { describe, expect, test } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,7 @@ const RecordingType = {
   Object: (p) => ({ object: p }),
   String: (o) => ({ string: o ?? null }),
   Number: (o) => ({ number: o ?? null }),
+  Boolean: (o) => ({ boolean: o ?? null }),
   Optional: (x) => ({ optional: x }),
   Array: (x, o) => ({ array: x, options: o ?? null }),
 };

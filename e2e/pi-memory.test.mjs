@@ -1,12 +1,13 @@
 // Memory across sessions through real pi (issue 12), both pi lines, scripted faux model, embedded store,
 // spec layout: session 1 writes a note and ends; session 2 (a new pi session on the same store) finds it
 // with search and activates it by the id the search returned, and sees its content, then the linked files'
-// metadata lines (not their content), and expands one of them.
+// metadata lines (not their content), and expands one of them. Then, in the default layout: expand over a grep's
+// hits and over an earlier session's chat.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { PI_LINES, tempBase, workspace, again, runScm, missingTools, failInfo, call, step, allText, toolResults, REPO } from "./fixtures/scm-pi.mjs";
+import { PI_LINES, tempBase, workspace, again, runScm, missingTools, failInfo, call, step, allText, toolResults, count, REPO } from "./fixtures/scm-pi.mjs";
 
 const BASE = tempBase("pi-memory");
 const addon = createRequire(import.meta.url)(join(REPO, "index.js"));
@@ -55,6 +56,49 @@ for (const line of PI_LINES) {
 			const after = allText(r2.captures.at(-1));
 			assert.ok(after.includes("B-BODY-MARKER"), "the expanded file's content is in context");
 			assert.ok(!after.includes("A-BODY-MARKER"), "only the selected link");
+		});
+
+		// Default layout and tools, as users get them: expand follows the files a command found and a chat's tool
+		// calls (memory-system-v0 §9).
+		it("expand lists the files a grep found as metadata, loads one; a later session lists and loads the first one's tool calls", async () => {
+			const ws = workspace(BASE, {
+				"src/a.ts": "// match-me\nexport const a = 'A-CONTENT-MARKER';\n",
+				"src/b.ts": "// match-me\nexport const b = 'B-CONTENT-MARKER';\n",
+			});
+			const r1 = await runScm({
+				line, ...ws,
+				script: [
+					step(call("bash", { command: "grep -rl match-me src | sort" })),
+					step(call("expand", { id: "t1", metadata: true })),
+					step(call("expand", { id: "t1", path: "*b.ts" })),
+					"done",
+				],
+				prompt: "find the files that match",
+			});
+			assert.equal(r1.exitCode, 0, failInfo(r1));
+			const listed = r1.captures[2];
+			const listing = toolResults(listed).at(-1).text;
+			assert.match(listing, /2 links of toolcall:\S+, metadata only/, listing);
+			assert.match(listing, /path=\S*src\/a\.ts: listed \(position 1: file type=ts chars=\d+ \[unread\]\)/, listing);
+			assert.match(listing, /path=\S*src\/b\.ts: listed \(position 2: file type=ts/, listing);
+			assert.ok(!allText(listed).includes("CONTENT-MARKER"), "metadata only: no file's content");
+			const loaded = allText(r1.captures[3]);
+			assert.equal(count(loaded, "B-CONTENT-MARKER"), 1, "the selected hit is shown once");
+			assert.ok(!loaded.includes("A-CONTENT-MARKER"), "only the selected hit");
+
+			const chat = `chat:${r1.sessionId}`;
+			const r2 = await runScm({
+				line, ...again(ws),
+				script: [step(call("expand", { id: chat, metadata: true })), step(call("expand", { id: chat, positions: [1] })), "done"],
+				prompt: "what did the last session run?",
+			});
+			assert.equal(r2.exitCode, 0, failInfo(r2));
+			assert.ok(!allText(r2.captures[0]).includes("src/b.ts"), "a new session starts without the grep's output");
+			const calls = toolResults(r2.captures[1]).at(-1).text;
+			assert.match(calls, /position 1: toolcall tool=bash status=ok chars=18 args=grep -rl match-me src \| sort/, calls);
+			assert.match(calls, /position 3: toolcall tool=expand/, calls);
+			const after = allText(r2.captures[2]);
+			assert.equal(count(after, "src/a.ts\nsrc/b.ts"), 1, `the first session's grep output is shown once: ${after.slice(-1500)}`);
 		});
 	});
 }

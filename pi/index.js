@@ -469,7 +469,7 @@ export default function selfContextManager(pi) {
 	// What each memory tool does; its texts and parameters are prompts.js's.
 	const memoryRuns = {
 		search: (cm, p) => cm.search(p.query, { types: p.types, limit: p.limit }),
-		expand: (cm, p) => cm.expand(agentPath(p.id), { types: p.types, path: p.path, positions: p.positions }),
+		expand: (cm, p) => cm.expand(agentPath(p.id), { types: p.types, path: p.path, positions: p.positions, metadata: p.metadata }),
 		backlinks: (cm, p) => cm.backlinks(agentPath(p.id)),
 		versions: (cm, p) => cm.versions(agentPath(p.id)),
 		show_version: (cm, p) => cm.showVersion(agentPath(p.id), p.version),

@@ -52,13 +52,14 @@ export function memoryToolTexts(Type, idDescription) {
 			name: "expand",
 			label: "Expand",
 			description:
-				"Load what a note (or any object with links) links to: all of its links, or a selection. Use after seeing its \"- link id=…\" lines when you need those files' content; one call instead of an activate per link. A link pinned to a version ([[b@v3]], line \"pinned=v3\") shows that version in the result instead.",
-			snippet: "Load the files a note links to",
+				"Load what an object refers to: a note's links (after its \"- link id=…\" lines), the files a tool call read or found (a grep's or find's hits), or a chat's tool calls in order (chat:<session>, e.g. an earlier session's). All of them or a selection; one call instead of an activate each. metadata: true lists them with their positions and loads nothing. A link pinned to a version ([[b@v3]], line \"pinned=v3\") shows that version in the result instead.",
+			snippet: "Load the files a note links to or a tool call found",
 			parameters: Type.Object({
 				id: Type.String({ description: idDescription }),
 				types: Type.Optional(Type.Array(Type.String(), { description: "Only these target types: file, toolcall, note" })),
 				path: Type.Optional(Type.String({ description: "Only targets whose path matches, e.g. *.md or notes/*" })),
-				positions: Type.Optional(Type.Array(Type.Number(), { description: "Only these links, 1-based in the order of the link lines" })),
+				positions: Type.Optional(Type.Array(Type.Number(), { description: "Only these, 1-based in the order of the link lines (or of the metadata listing)" })),
+				metadata: Type.Optional(Type.Boolean({ description: "List the selected targets (id, position, type, size) without loading them" })),
 			}),
 		},
 		{

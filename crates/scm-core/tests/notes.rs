@@ -554,3 +554,141 @@ async fn subfolder_made_again(poll: scm_core::fs::watcher::PollOptions) {
     until_stored(&store, &delta, |d| d["content"] == "Delta two\n").await;
     s.close().await.unwrap();
 }
+
+/// `expand` follows more than a note's links (memory-system-v0 §9): a tool
+/// call's files (a `grep`'s hits, a read's file) and a chat's tool calls, in
+/// chat order — from this session or, through the store, from a later one.
+/// `metadata` lists what it would load, with positions, and loads nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expand_a_tool_calls_files_and_a_chats_tool_calls() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let mut s = ws.session("expand-chat").await;
+        ws.write("src/a.ts", "export const A = 'A-BODY-MARKER';\n");
+        ws.write("src/b.ts", "export const B = 'B-BODY-MARKER';\n");
+        // As the pi package does on the tool's result, before the next call.
+        let src = ws.root.join("src").to_string_lossy().into_owned();
+        let grep_out =
+            "a.ts:1:export const A = 'A-BODY-MARKER';\nb.ts:1:export const B = 'B-BODY-MARKER';";
+        s.observe_discovery("grep", grep_out, &src).await.unwrap();
+        let mut t = Transcript::default();
+        t.user("where is the marker?");
+        t.call(
+            "g1",
+            "grep",
+            json!({"pattern": "MARKER", "path": src}),
+            grep_out,
+        );
+        t.call(
+            "b1",
+            "bash",
+            json!({"command": "cat build.log"}),
+            "CHAT-BASH-MARKER",
+        );
+        t.call(
+            "b2",
+            "bash",
+            json!({"command": "wc -l src/a.ts"}),
+            "1 src/a.ts",
+        );
+        s.ingest_and_assemble(&t.messages).unwrap();
+        s.flush().await.unwrap();
+        let grep = toolcall_id(&s, "g1");
+        let (a, b) = (ws.file_id("src/a.ts"), ws.file_id("src/b.ts"));
+
+        // Metadata only: the grep's two hits, with positions; nothing loaded.
+        let meta = Select {
+            metadata: true,
+            ..Select::default()
+        };
+        let items = s.expand(&grep, &meta).await.unwrap();
+        let ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, vec![a.as_str(), b.as_str()], "{}", store.kind());
+        assert!(items.iter().all(|i| i.outcome == "listed"), "{items:?}");
+        assert!(
+            items[1]
+                .message
+                .starts_with("position 2: file type=ts chars="),
+            "{items:?}"
+        );
+        let text = links::render_expand(&grep, &items);
+        assert!(text.contains("metadata only"), "{text}");
+        assert!(links::expanded_ids(&text).is_empty(), "{text}");
+        assert!(!s.snapshot().active_set.contains(&b));
+        // A bash command's files too (as observe_bash finds them).
+        let wc = s.expand(&toolcall_id(&s, "b2"), &meta).await.unwrap();
+        assert_eq!(
+            wc.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            vec![a.as_str()]
+        );
+
+        // A path pattern picks one hit: read and shown, the other not.
+        let items = s
+            .expand(
+                &grep,
+                &Select {
+                    path: Some("*b.ts".into()),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(
+            (items[0].id.as_str(), items[0].outcome.as_str()),
+            (b.as_str(), "activated")
+        );
+        let out = s.ingest_and_assemble(&t.messages).unwrap();
+        assert!(active_ids(&out).contains(&b), "{:?}", active_ids(&out));
+        assert!(!active_ids(&out).contains(&a));
+        s.flush().await.unwrap();
+        let chat = format!("chat:{}", s.session_id());
+        s.close().await.unwrap();
+
+        // A later session lists the first one's tool calls, then loads one.
+        let mut s2 = ws.session("expand-chat-later").await;
+        let items = s2.expand(&chat, &meta).await.unwrap();
+        let lines: Vec<&str> = items.iter().map(|i| i.message.as_str()).collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(
+            lines[0].starts_with("position 1: toolcall tool=grep status=ok"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("tool=bash") && lines[1].contains("args=cat build.log"));
+        let items = s2
+            .expand(
+                &chat,
+                &Select {
+                    types: Some(vec!["toolcall".into()]),
+                    positions: Some(vec![2]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(items[0].outcome, "activated");
+        let mut t2 = Transcript::default();
+        t2.user("what did the other session run?");
+        let out = s2.ingest_and_assemble(&t2.messages).unwrap();
+        assert_eq!(occurrences(&out, "CHAT-BASH-MARKER"), 1);
+        // Files are not a chat's references; positions are checked.
+        let only_files = Select {
+            types: Some(vec!["file".into()]),
+            ..Select::default()
+        };
+        assert!(s2.expand(&chat, &only_files).await.unwrap().is_empty());
+        let e = s2
+            .expand(
+                &chat,
+                &Select {
+                    positions: Some(vec![4]),
+                    ..Select::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT");
+        s2.close().await.unwrap();
+    }
+}

@@ -69,6 +69,44 @@ pub fn link_refs(doc: &Document) -> Vec<LinkRef> {
     out
 }
 
+/// The references `expand` follows in `doc` (§9), in document order: a
+/// note's links ([`link_refs`]); a chat's tool calls (`toolcall_refs`, "expand
+/// all toolcall references inside this chat document"); the files a tool call
+/// read, wrote or found (`file_refs`: a `grep`'s hits, a `read`'s file).
+/// Only notes show link lines: the others' references are structure the
+/// layouts already render (the chat itself, a tool call's output).
+pub fn expand_refs(doc: &Document) -> Vec<LinkRef> {
+    let field = match s(doc, "type") {
+        Some("chat") => "toolcall_refs",
+        Some("toolcall") => "file_refs",
+        _ => return link_refs(doc),
+    };
+    let mut out: Vec<LinkRef> = Vec::new();
+    for id in doc
+        .get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !out.iter().any(|r| r.id == id) {
+            out.push(LinkRef {
+                id: id.to_owned(),
+                path: None,
+                pin: None,
+            });
+        }
+    }
+    out
+}
+
+/// The path of a stored file object's source.
+fn source_path(d: &Document) -> Option<String> {
+    d.get("source")
+        .and_then(FilesystemSource::from_json)
+        .map(|x| x.path)
+}
+
 /// What a pin resolved to: the object hash of the version it names, or
 /// None when it names no version. Keyed by [`pin_key`].
 pub type PinStates = std::collections::HashMap<String, Option<String>>;
@@ -330,8 +368,12 @@ pub struct Select {
     /// A path pattern: `*` any run of characters, `?` one; matched against
     /// the end of the target's path (`*.md`, `notes/*`).
     pub path: Option<String>,
-    /// 1-based positions in the object's link list (its link lines' order).
+    /// 1-based positions in the object's link list (its link lines' order;
+    /// a chat's tool calls in chat order).
     pub positions: Option<Vec<usize>>,
+    /// Only metadata (§9 "expand only metadata for these refs"): list what
+    /// is selected, one line each, and activate nothing.
+    pub metadata: bool,
 }
 
 /// Glob match with `*` and `?` (no classes), anchored at both ends.
@@ -376,6 +418,58 @@ pub enum ExpandStep {
         path: Option<String>,
         pin: String,
     },
+    /// A metadata-only expand: the target's metadata, nothing activated.
+    Metadata {
+        id: String,
+        path: Option<String>,
+        line: String,
+    },
+}
+
+/// A stored target's metadata as a metadata-only expand lists it: type,
+/// then a file's type, size and state, or a tool call's tool, status, size
+/// and arguments (one line).
+pub fn metadata_of(d: &Document) -> String {
+    let chars = d
+        .get("char_count")
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| char_count_of(s(d, "content")));
+    match s(d, "type") {
+        Some("file") => {
+            let state = match s(d, "state") {
+                Some("present") | None => String::new(),
+                Some("stub") => " [unread]".into(),
+                Some(other) => format!(" [{other}]"),
+            };
+            format!(
+                "file type={} chars={chars}{state}",
+                s(d, "file_type").unwrap_or_default()
+            )
+        }
+        Some("toolcall") => format!(
+            "toolcall tool={} status={} chars={chars}{}",
+            s(d, "tool").unwrap_or_default(),
+            s(d, "status").unwrap_or_default(),
+            s(d, "args_display")
+                .filter(|a| !a.is_empty())
+                .map(|a| format!(" args={}", a.replace('\n', " ")))
+                .unwrap_or_default()
+        ),
+        Some(t) => format!("{t} chars={chars}"),
+        None => "unknown type".into(),
+    }
+}
+
+/// The item for a metadata-only step.
+pub fn listed(id: String, path: Option<String>, line: String) -> ExpandItem {
+    ExpandItem {
+        id,
+        path,
+        outcome: "listed".into(),
+        message: line,
+        pin: None,
+        version: None,
+    }
 }
 
 /// What `expand` did, per target.
@@ -385,7 +479,7 @@ pub struct ExpandItem {
     pub id: String,
     pub path: Option<String>,
     /// `activated`, `already active`, `not found`, `failed`, `version
-    /// shown` (a pinned link), `no such version`.
+    /// shown` (a pinned link), `no such version`, `listed` (metadata only).
     pub outcome: String,
     pub message: String,
     /// The pin of a pinned link.
@@ -443,7 +537,18 @@ pub fn selected(
             }
         }
     }
-    let ts = link_refs(doc);
+    // A reference without a path in the document (a tool call's file) takes
+    // its target's, so path patterns select it too.
+    let ts: Vec<LinkRef> = expand_refs(doc)
+        .into_iter()
+        .map(|r| LinkRef {
+            path: r
+                .path
+                .clone()
+                .or_else(|| target_doc(&r.id).as_ref().and_then(source_path)),
+            ..r
+        })
+        .collect();
     if let Some(pos) = &select.positions {
         if let Some(bad) = pos.iter().find(|&&p| p == 0 || p > ts.len()) {
             return Err(Error::InvalidArgument(format!(
@@ -498,7 +603,7 @@ pub async fn plan_expand(
     doc: &Document,
     select: &Select,
 ) -> Result<Vec<ExpandStep>> {
-    let ids: Vec<String> = targets(doc).into_iter().map(|(id, _)| id).collect();
+    let ids: Vec<String> = expand_refs(doc).into_iter().map(|r| r.id).collect();
     let stored: std::collections::HashMap<String, Document> = store
         .get_many(&ids)
         .await?
@@ -506,6 +611,22 @@ pub async fn plan_expand(
         .filter_map(|d| Some((s(&d, ID_KEY)?.to_owned(), d)))
         .collect();
     let chosen = selected(doc, select, &|id| stored.get(id).cloned())?;
+    if select.metadata {
+        return Ok(chosen
+            .into_iter()
+            .map(|(pos, r)| ExpandStep::Metadata {
+                line: format!(
+                    "position {pos}: {}",
+                    stored
+                        .get(&r.id)
+                        .map(metadata_of)
+                        .unwrap_or_else(|| "not stored".into())
+                ),
+                id: r.id,
+                path: r.path,
+            })
+            .collect());
+    }
     Ok(chosen
         .into_iter()
         .map(
@@ -531,7 +652,14 @@ pub fn render_expand(id: &str, items: &[ExpandItem]) -> String {
     if items.is_empty() {
         return format!("{id} has no links that match");
     }
-    let mut out = format!("expanded {} links of {id}:", items.len());
+    let mut out = if items.iter().all(|i| i.outcome == "listed") {
+        format!(
+            "{} links of {id}, metadata only (expand with positions to load them):",
+            items.len()
+        )
+    } else {
+        format!("expanded {} links of {id}:", items.len())
+    };
     for i in items {
         out.push_str(&format!(
             "\n- id={}{}: {} ({})",

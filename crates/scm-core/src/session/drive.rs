@@ -207,6 +207,7 @@ pub(super) async fn expand<D: Drive>(
             ExpandStep::ShowVersion { id, path, pin } => {
                 links::show_pinned(&*store, &id, path, &pin).await?
             }
+            ExpandStep::Metadata { id, path, line } => links::listed(id, path, line),
         });
     }
     flush_tolerant(d).await?;

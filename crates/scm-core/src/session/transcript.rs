@@ -648,12 +648,18 @@ impl Session {
                     .and_then(|p| resolver.resolve_read(p).ok())
                     .map(|r| r.source.file_object_id()),
             ),
-            "ls" | "find" | "grep" => {
-                let base = path_arg(args).unwrap_or(".");
-                for p in discovery::extract_paths(tool, content)
-                    .into_iter()
-                    .take(MAX_FILE_REFS)
-                {
+            "ls" | "find" | "grep" | "bash" => {
+                // What observe_discovery / observe_bash found in it (they run
+                // on the tool's result, before this call), for `expand`.
+                let (base, candidates) = if tool == "bash" {
+                    let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+                    let root = resolver.workspace_root.to_string_lossy().into_owned();
+                    (root, discovery::bash_tokens(command, content))
+                } else {
+                    let base = path_arg(args).unwrap_or(".").to_owned();
+                    (base, discovery::extract_paths(tool, content))
+                };
+                for p in candidates.into_iter().take(MAX_FILE_REFS) {
                     let full = if p.starts_with('/') {
                         p
                     } else {
