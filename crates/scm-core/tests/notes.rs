@@ -692,3 +692,41 @@ async fn expand_a_tool_calls_files_and_a_chats_tool_calls() {
         s2.close().await.unwrap();
     }
 }
+
+/// A chat of many tool calls is not loaded whole by one `expand`: past the
+/// bound it is a coded error that says how to narrow it; a selection within
+/// the bound loads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expand_of_a_long_chat_asks_for_a_selection() {
+    let store = stores().remove(0);
+    let ws = Workspace::new(store.clone());
+    let mut s = ws.session("expand-long").await;
+    let mut t = Transcript::default();
+    t.user("go");
+    let n = links::MAX_EXPAND_LOADS + 1;
+    for i in 0..n {
+        t.call(
+            &format!("c{i}"),
+            "bash",
+            json!({"command": format!("echo {i}")}),
+            &format!("out {i}"),
+        );
+    }
+    s.ingest_and_assemble(&t.messages).unwrap();
+    s.flush().await.unwrap();
+    let chat = format!("chat:{}", s.session_id());
+    let e = s.expand(&chat, &Select::default()).await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.to_string().contains("metadata: true"), "{e}");
+    let listed = Select {
+        metadata: true,
+        ..Select::default()
+    };
+    assert_eq!(s.expand(&chat, &listed).await.unwrap().len(), n);
+    let some = Select {
+        positions: Some((1..=3).collect()),
+        ..Select::default()
+    };
+    assert_eq!(s.expand(&chat, &some).await.unwrap().len(), 3);
+    s.close().await.unwrap();
+}

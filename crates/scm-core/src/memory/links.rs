@@ -590,6 +590,12 @@ pub fn selected(
         .collect())
 }
 
+/// At most this many targets are loaded by one `expand` (a chat holds
+/// hundreds of tool calls: all of them at once would flood the context).
+pub const MAX_EXPAND_LOADS: usize = 50;
+/// At most this many are listed by one metadata-only `expand`.
+pub const MAX_EXPAND_LISTED: usize = 200;
+
 /// The object `expand` starts from (latest version, read from the store).
 pub async fn source_doc(store: &dyn Store, id: &str) -> Result<Document> {
     paged::get(store, id)
@@ -611,6 +617,23 @@ pub async fn plan_expand(
         .filter_map(|d| Some((s(&d, ID_KEY)?.to_owned(), d)))
         .collect();
     let chosen = selected(doc, select, &|id| stored.get(id).cloned())?;
+    let most = if select.metadata {
+        MAX_EXPAND_LISTED
+    } else {
+        MAX_EXPAND_LOADS
+    };
+    if chosen.len() > most {
+        return Err(Error::InvalidArgument(format!(
+            "expand: {} targets selected, at most {most} are {} at once; narrow with types, path or positions{}",
+            chosen.len(),
+            if select.metadata { "listed" } else { "loaded" },
+            if select.metadata {
+                ""
+            } else {
+                " (metadata: true lists them with their positions)"
+            }
+        )));
+    }
     if select.metadata {
         return Ok(chosen
             .into_iter()
