@@ -52,6 +52,37 @@ describeStores('notes', ({ options }) => {
     await cm.close();
   });
 
+  test('cache layout: expand lists and loads the files a command found, and an ended session\'s tool calls', async () => {
+    const { ws, write } = await setup();
+    const store = options();
+    const openCache = (p) => ContextManager.open({ sessionId: uid(p), workspaceRoot: ws, store });
+    write('src/a.ts', 'A-CONTENT\n');
+    write('src/b.ts', 'B-CONTENT\n');
+    const s1 = await openCache('cmd');
+    const out = 'src/a.ts\nsrc/b.ts';
+    await s1.observeBash('grep -rl CONTENT src', out);
+    const calls = [msg.user('go'), msg.assistant([{ id: 'c1', name: 'bash', arguments: { command: 'grep -rl CONTENT src' } }]), msg.result('c1', 'bash', out)];
+    await s1.transformContext(calls);
+    const listed = await s1.expand('t1', { metadata: true });
+    expect(listed.items.map((i) => [i.id, i.outcome])).toEqual([
+      [s1.resolve('src/a.ts').objectId, 'listed'],
+      [s1.resolve('src/b.ts').objectId, 'listed'],
+    ]);
+    expect(listed.items[1].message).toMatch(/^position 2: file type=ts chars=0 \[unread\]$/);
+    expect(listed.text).toContain('metadata only');
+    const loaded = await s1.expand('t1', { path: '*b.ts' });
+    expect(loaded.items.map((i) => i.outcome)).toEqual(['activated']);
+    const chat = `chat:${s1.sessionId}`;
+    await s1.close();
+
+    const s2 = await openCache('later');
+    const list = await s2.expand(chat, { metadata: true });
+    expect(list.items.map((i) => i.message)).toEqual(['position 1: toolcall tool=bash status=ok chars=17 args=grep -rl CONTENT src']);
+    expect((await s2.expand(chat, { positions: [1] })).items.map((i) => i.outcome)).toEqual(['activated']);
+    await expectCode(() => s2.expand(chat, { metadata: 'yes' }), 'INVALID_ARGUMENT');
+    await s2.close();
+  });
+
   test('a note of an ended session is found by search and expanded in a new one', async () => {
     const { open, write } = await setup();
     const tok = `quokka${Date.now()}${Math.floor(Math.random() * 1e6)}`;
