@@ -3,7 +3,8 @@
 //! `scm_core::memory`.
 
 use napi_derive::napi;
-use scm_core::memory::links::{self, Select};
+use scm_core::memory::expand::{self, Select};
+use scm_core::memory::links;
 use scm_core::memory::{self, versions::object_id_for, SearchOptions, VersionRef};
 use serde::Serialize;
 use serde_json::json;
@@ -117,7 +118,7 @@ impl JsSession {
             Some(j) => parse_json(j, "expand select")?,
         };
         let (id, items) = self.handle.expand(&target, &select).await.js()?;
-        let text = links::render_expand(&id, &items);
+        let text = expand::render_expand(&id, &items);
         to_json(&json!({"id": id, "items": items, "text": text}))
     }
 

@@ -5,7 +5,8 @@
 
 mod session_support;
 
-use scm_core::memory::links::{self, Select};
+use scm_core::memory::expand::{self, Select};
+use scm_core::memory::links;
 use serde_json::json;
 use session_support::*;
 
@@ -262,7 +263,7 @@ async fn cache_layout_expand_result_shows_the_targets() {
         ws.write("notes/a.md", "A-BODY-MARKER see [[b]]\n");
         assert!(s.read("notes/a.md").await.unwrap().ok);
         let items = s.expand("notes/a.md", &Select::default()).await.unwrap();
-        let text = links::render_expand("a", &items);
+        let text = expand::render_expand("a", &items);
         let mut t = Transcript::default();
         t.user("go")
             .call("e1", "expand", json!({"id": "notes/a.md"}), &text);
@@ -380,9 +381,9 @@ async fn pinned_links_show_their_version() {
         }
         assert!(items[2].message.contains("no version 9"), "{:?}", items[2]);
         assert!(!s.snapshot().active_set.contains(&b), "not activated");
-        let text = links::render_expand(&a, &items);
+        let text = expand::render_expand(&a, &items);
         assert!(text.contains("B-V1-MARKER"), "{text}");
-        assert!(links::expanded_ids(&text).is_empty(), "{text}");
+        assert!(expand::expanded_ids(&text).is_empty(), "{text}");
         let out = s.ingest_and_assemble(&t.messages).unwrap();
         assert_eq!(occurrences(&out, "B-V1-MARKER"), 0);
         assert_eq!(occurrences(&out, "B-V2-MARKER"), 0);
@@ -611,9 +612,9 @@ async fn expand_a_tool_calls_files_and_a_chats_tool_calls() {
                 .starts_with("position 2: file type=ts chars="),
             "{items:?}"
         );
-        let text = links::render_expand(&grep, &items);
+        let text = expand::render_expand(&grep, &items);
         assert!(text.contains("metadata only"), "{text}");
-        assert!(links::expanded_ids(&text).is_empty(), "{text}");
+        assert!(expand::expanded_ids(&text).is_empty(), "{text}");
         assert!(!s.snapshot().active_set.contains(&b));
         // A bash command's files too (as observe_bash finds them).
         let wc = s.expand(&toolcall_id(&s, "b2"), &meta).await.unwrap();
@@ -703,7 +704,7 @@ async fn expand_of_a_long_chat_asks_for_a_selection() {
     let mut s = ws.session("expand-long").await;
     let mut t = Transcript::default();
     t.user("go");
-    let n = links::MAX_EXPAND_LOADS + 1;
+    let n = expand::MAX_EXPAND_LOADS + 1;
     for i in 0..n {
         t.call(
             &format!("c{i}"),

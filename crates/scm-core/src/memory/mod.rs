@@ -6,12 +6,14 @@
 //! - [`adopt`]: activating an object of another session by id.
 //! - [`notes`]: a Markdown file's frontmatter, tags and links.
 //! - [`folders`]: note folders, indexed at session start and watched.
-//! - [`links`]: link lines, backlinks, expand.
+//! - [`links`]: the references in a document: link lines, pins, backlinks.
+//! - [`expand`]: loading (or listing) what an object references.
 //! - [`portable`]: export/import as JSON Lines.
 //! - [`search`]: full-text search over every session's objects.
 
 pub mod adopt;
 pub mod diff;
+pub mod expand;
 pub mod folders;
 pub mod links;
 /// The note format is part of the object model (a note is a file); named

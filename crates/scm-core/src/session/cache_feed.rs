@@ -199,7 +199,7 @@ impl Session {
         let (shows, points_to, copy) = if SHOWING_TOOLS.contains(&tool) && !is_error {
             let targets = if tool == "expand" {
                 // expand names the note; what it activated is in its result.
-                crate::memory::links::expanded_ids(content)
+                crate::memory::expand::expanded_ids(content)
             } else {
                 target_ids(&args)
             };

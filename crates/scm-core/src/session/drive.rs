@@ -21,7 +21,8 @@ use serde_json::Value;
 use super::{CheckpointRequest, FileOp, OpResult, Session, SetOp};
 use crate::commits::{self, Commit};
 use crate::error::{Error, Result};
-use crate::memory::links::{self, ExpandItem, ExpandStep, Select};
+use crate::memory::expand::{self, ExpandItem, ExpandStep, Select};
+use crate::memory::links;
 use crate::memory::{adopt, versions::object_id_for};
 use crate::store::{Store, TxReceipt};
 
@@ -193,8 +194,8 @@ pub(super) async fn expand<D: Drive>(
         Ok(object_id_for(s, target))
     })?;
     let store = d.store();
-    let doc = links::source_doc(&*store, &id).await?;
-    let steps = links::plan_expand(&*store, &doc, select).await?;
+    let doc = expand::source_doc(&*store, &id).await?;
+    let steps = expand::plan_expand(&*store, &doc, select).await?;
     let mut items = Vec::with_capacity(steps.len());
     for step in steps {
         items.push(match step {
@@ -205,9 +206,9 @@ pub(super) async fn expand<D: Drive>(
             }
             ExpandStep::NotFound { id, path } => super::links::not_found(&id, path),
             ExpandStep::ShowVersion { id, path, pin } => {
-                links::show_pinned(&*store, &id, path, &pin).await?
+                expand::show_pinned(&*store, &id, path, &pin).await?
             }
-            ExpandStep::Metadata { id, path, line } => links::listed(id, path, line),
+            ExpandStep::Metadata { id, path, line } => expand::listed(id, path, line),
         });
     }
     flush_tolerant(d).await?;

@@ -28,7 +28,7 @@ use super::{paged, CheckpointRequest, FileOp, Layout, OpResult, Session, Session
 use crate::commits::Commit;
 use crate::error::{Error, Result};
 use crate::fs::indexer::Indexer;
-use crate::memory::links::{ExpandItem, Select};
+use crate::memory::expand::{ExpandItem, Select};
 use crate::store::{AsOf, Document, Store, TxReceipt, Version};
 
 /// How the session comes to be.

@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use super::{OpResult, Session};
 use crate::context::spec_layout;
-use crate::memory::links::{self, ExpandItem};
+use crate::memory::expand::ExpandItem;
+use crate::memory::links;
 use crate::store::Document;
 
 impl Session {
