@@ -8,15 +8,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::links::{link_refs, pinned_version, LinkRef};
+use super::links::{file_state_suffix, link_refs, pinned_version, s, source_path, LinkRef};
 use crate::error::{Error, Result};
-use crate::model::{char_count_of, FilesystemSource};
+use crate::model::char_count_of;
 use crate::session::paged;
 use crate::store::{Document, Store, ID_KEY};
-
-fn s<'a>(d: &'a Document, k: &str) -> Option<&'a str> {
-    d.get(k).and_then(Value::as_str)
-}
 
 /// The references `expand` follows in `doc` (§9), in document order: a
 /// note's links ([`link_refs`]); a chat's tool calls (`toolcall_refs`, "expand
@@ -47,13 +43,6 @@ pub fn expand_refs(doc: &Document) -> Vec<LinkRef> {
         }
     }
     out
-}
-
-/// The path of a stored file object's source.
-fn source_path(d: &Document) -> Option<String> {
-    d.get("source")
-        .and_then(FilesystemSource::from_json)
-        .map(|x| x.path)
 }
 
 /// Which of an object's links `expand` follows; all of them when empty.
@@ -132,17 +121,11 @@ pub fn metadata_of(d: &Document) -> String {
         .and_then(Value::as_u64)
         .unwrap_or_else(|| char_count_of(s(d, "content")));
     match s(d, "type") {
-        Some("file") => {
-            let state = match s(d, "state") {
-                Some("present") | None => String::new(),
-                Some("stub") => " [unread]".into(),
-                Some(other) => format!(" [{other}]"),
-            };
-            format!(
-                "file type={} chars={chars}{state}",
-                s(d, "file_type").unwrap_or_default()
-            )
-        }
+        Some("file") => format!(
+            "file type={} chars={chars}{}",
+            s(d, "file_type").unwrap_or_default(),
+            file_state_suffix(d)
+        ),
         Some("toolcall") => format!(
             "toolcall tool={} status={} chars={chars}{}",
             s(d, "tool").unwrap_or_default(),

@@ -24,8 +24,25 @@ use crate::store::{Document, Store, ID_KEY};
 pub const LINKS_HEADER: &str =
     "[links: metadata only; expand(id) or activate a link's id to read it]";
 
-fn s<'a>(d: &'a Document, k: &str) -> Option<&'a str> {
+pub(super) fn s<'a>(d: &'a Document, k: &str) -> Option<&'a str> {
     d.get(k).and_then(Value::as_str)
+}
+
+/// The path of a stored object's filesystem source (None for a tool call).
+pub fn source_path(d: &Document) -> Option<String> {
+    d.get("source")
+        .and_then(FilesystemSource::from_json)
+        .map(|x| x.path)
+}
+
+/// What a file's line says of its state: nothing when present, ` [unread]`
+/// for a discovery stub, ` [deleted]` and the like otherwise.
+pub(super) fn file_state_suffix(d: &Document) -> String {
+    match s(d, "state") {
+        Some("present") | None => String::new(),
+        Some("stub") => " [unread]".into(),
+        Some(other) => format!(" [{other}]"),
+    }
 }
 
 /// The links stored in a document (`[]` for anything but a parsed note).
@@ -155,22 +172,12 @@ pub fn target_line(
                 .map(|src| display_path(&src))
                 .or_else(|| path.map(str::to_owned))
                 .unwrap_or_default();
-            let mut line = format!(
-                "- link id={id} file path={shown} type={} chars={}",
+            format!(
+                "- link id={id} file path={shown} type={} chars={}{}",
                 s(d, "file_type").unwrap_or_default(),
-                d.get("char_count").and_then(Value::as_u64).unwrap_or(0)
-            );
-            match s(d, "state") {
-                Some("present") | None => {}
-                Some(other) => {
-                    line.push_str(if other == "stub" { " [unread" } else { " [" });
-                    if other != "stub" {
-                        line.push_str(other);
-                    }
-                    line.push(']');
-                }
-            }
-            line
+                d.get("char_count").and_then(Value::as_u64).unwrap_or(0),
+                file_state_suffix(d)
+            )
         }
         Some(t) => format!(
             "- link id={id} {t}{} chars={}",
@@ -271,10 +278,7 @@ pub async fn backlinks(store: &dyn Store, id: &str) -> Result<Vec<Backlink>> {
         .map(|d| Backlink {
             id: s(d, ID_KEY).unwrap_or_default().to_owned(),
             object_type: s(d, "type").unwrap_or_default().to_owned(),
-            path: d
-                .get("source")
-                .and_then(FilesystemSource::from_json)
-                .map(|x| x.path),
+            path: source_path(d),
             at: links_of(d)
                 .into_iter()
                 .filter(|l| l.get("target").and_then(Value::as_str) == Some(id))

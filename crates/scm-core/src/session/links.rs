@@ -103,10 +103,7 @@ impl Session {
 
     /// Applies one expand step that needs no file read.
     pub fn expand_stored(&mut self, id: &str, doc: Document) -> ExpandItem {
-        let path = doc
-            .get("source")
-            .and_then(crate::model::FilesystemSource::from_json)
-            .map(|s| s.path);
+        let path = links::source_path(&doc);
         if let Err(e) = self.adopt(doc) {
             return item(id, path, &OpResult::failure(&e, Some(id.to_owned())));
         }
