@@ -39,22 +39,27 @@ describeStores('ContextManager', ({ kind, options }) => {
       await open.close();
     });
 
-    test('a secret a tool prints is redacted where it is stored and shown, unless secrets are opted in', async () => {
+    test('a secret a tool prints is redacted where it is stored and shown, a file on the secret list printed through bash withheld as a read of it is; unless secrets are opted in', async () => {
       const printed = 'DATABASE_PASSWORD=hunter2-SECRET\nPORT=8080';
-      const messages = [msg.user('show the env'), msg.assistant([{ id: 'c1', name: 'bash', arguments: { command: 'cat .env' } }]), msg.result('c1', 'bash', printed)];
-      for (const readSecrets of [false, true]) {
-        const { cm, sessionId } = await setup({ readSecrets, layout: 'cache' });
-        const shown = JSON.stringify(await cm.transformContext(messages));
-        const stored = (await cm.getObject(`toolcall:${sessionId}:c1`)).content;
-        if (readSecrets) {
-          expect(stored).toBe(printed);
-          expect(shown).toContain('hunter2-SECRET');
-        } else {
-          expect(stored).toBe('DATABASE_PASSWORD=[redacted: secret]\nPORT=8080');
-          expect(shown).not.toContain('hunter2-SECRET');
-          expect(shown).toContain('[redacted: secret]');
+      // `env` prints secrets among other things: redacted. `cat .env` reads a file on the secret list (session 30).
+      for (const [command, kept] of [
+        ['env', 'DATABASE_PASSWORD=[redacted: secret]\nPORT=8080'],
+        ['cat .env', /^\[withheld: secret\] file path=\.env: /],
+      ]) {
+        const messages = [msg.user('show the env'), msg.assistant([{ id: 'c1', name: 'bash', arguments: { command } }]), msg.result('c1', 'bash', printed)];
+        for (const readSecrets of [false, true]) {
+          const { cm, sessionId } = await setup({ readSecrets, layout: 'cache' });
+          const shown = JSON.stringify(await cm.transformContext(messages));
+          const stored = (await cm.getObject(`toolcall:${sessionId}:c1`)).content;
+          if (readSecrets) {
+            expect(stored).toBe(printed);
+            expect(shown).toContain('hunter2-SECRET');
+          } else {
+            expect(stored).toMatch(kept);
+            expect(shown).not.toContain('hunter2-SECRET');
+          }
+          await cm.close();
         }
-        await cm.close();
       }
     });
   });

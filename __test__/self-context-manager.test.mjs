@@ -120,18 +120,24 @@ describeStores('SelfContextManager', ({ kind, options }) => {
     await m.close();
   });
 
-  test('wrappedLs / wrappedFind / wrappedGrep / observeToolExecutionEnd(bash) add discovery stubs', async () => {
+  test('wrappedLs / wrappedFind / wrappedGrep / observeToolExecutionEnd(bash) add discovery stubs; a printed file is read', async () => {
     const ws = tempDir('scm-ws-');
     for (const f of ['l.ts', 'f.ts', 'g.ts', 'b.ts']) write(ws, f, f);
     const m = make(ws);
     await m.wrappedLs('l.ts\n');
     await m.wrappedFind('f.ts\n');
     await m.wrappedGrep('g.ts:1:g');
-    await m.observeToolExecutionEnd('bash', 'cat b.ts');
+    await m.observeToolExecutionEnd('bash', 'wc -l b.ts');
     await m.observeToolExecutionEnd('read', 'ignored.ts');
     const pool = m.getSnapshot().metadataPool;
     expect(pool.map((e) => path.basename(e.path))).toEqual(['l.ts', 'f.ts', 'g.ts', 'b.ts']);
     expect(pool.every((e) => e.type === 'file' && e.char_count === 0)).toBe(true);
+    expect(m.getSnapshot().activeSet).toEqual(new Set());
+    // A command that only prints a file reads it (indexed, tracked), into the pool only (session 30).
+    write(ws, 'c.ts', 'CAT');
+    await m.observeToolExecutionEnd('bash', 'cat c.ts');
+    const c = m.getSnapshot().metadataPool.find((e) => e.path?.endsWith('c.ts'));
+    expect(c).toMatchObject({ type: 'file', char_count: 3 });
     expect(m.getSnapshot().activeSet).toEqual(new Set());
     await m.close();
   });

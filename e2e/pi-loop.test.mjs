@@ -6,7 +6,8 @@
 //   - ranged and image reads index the file, so no toolcall's file_refs names a missing object (finding 6);
 //   - a file changed on disk after deactivate/activate: `activate` shows the new text and never points
 //     at an old one as if it were current (finding 1);
-//   - a read's output reaches the model in full at least once before it can collapse (finding 3).
+//   - a read's output reaches the model in full at least once before it can collapse (finding 3);
+//   - a file printed through bash (`cat F`) is a read of it (session 30).
 // Run: node --test e2e/pi-loop.test.mjs   (needs scripts/pi/setup.sh and a built addon)
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -186,6 +187,39 @@ for (const line of PI_LINES) {
 					const above = toolResults(c).filter((x) => x.toolCallId !== act.id).map((x) => x.text);
 					assert.ok(above.some((t) => t.includes(NEW)), `call ${k + 6}: "${shown}" while the text above is the old version`);
 				}
+			}
+		});
+
+		it("a file printed through bash is a read: indexed with its text, printed again unchanged a pointer, a secret one withheld", opt, async () => {
+			const A = `PRINTED-A\n${filler(12)}`;
+			const ws = workspace(BASE, { "src/a.txt": A, ".env": "TOKEN=SHELL-SECRET-VALUE\n" });
+			const r = checked(
+				await runScm({
+					line, ...ws,
+					script: [
+						step(call("bash", { command: "cat src/a.txt" })),
+						step(call("bash", { command: "cd src && cat a.txt" })),
+						step(call("bash", { command: "cat .env" })),
+						"done",
+					],
+					prompt: "look",
+				}),
+			);
+			const last = r.captures.at(-1);
+			const [first, again, env] = toolResults(last);
+			assert.equal(first.text, A, "the first print, whole");
+			assert.match(again.text, /^\[t\d+: identical to t\d+ above\]$/, "the same text printed again points at the first print");
+			assert.match(env.text, /^\[withheld: secret\]/, "a file on the secret list printed through bash is withheld as a read of it is");
+			for (const c of r.captures) assert.ok(!allText(c).includes("SHELL-SECRET-VALUE"), `call ${c.call}: the secret reached the model`);
+			const cm = await openStored(ws, r.sessionId);
+			try {
+				const snap = cm.snapshot();
+				const entry = snap.metadataPool.find((e) => e.type === "file" && e.path?.endsWith("a.txt"));
+				assert.ok(entry, JSON.stringify(snap.metadataPool));
+				assert.equal((await cm.getObject(entry.id)).content, A, "indexed with its text, not a discovery stub");
+				assert.ok(!snap.activeSet.includes(entry.id), "in the pool, not made active: bash observation updates the index and pool only");
+			} finally {
+				await cm.close();
 			}
 		});
 

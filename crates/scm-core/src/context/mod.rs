@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod notices;
 pub mod output;
 pub mod scale;
+pub mod shell_read;
 pub mod spec_layout;
 pub mod static_refs;
 pub mod tool_args;

@@ -40,3 +40,34 @@ pub fn edit_bodies(args: &Value) -> impl Iterator<Item = &Value> {
                 .flatten(),
         )
 }
+
+/// The file a call reads: a `read`'s path (a part of the file with
+/// `offset`/`limit`), or the file a `bash` command only prints
+/// ([`shell_read`](super::shell_read::shell_read)). Everywhere a read is
+/// treated as one (what the layout keeps and points at, a withheld file's
+/// note), this is what counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOf {
+    pub path: String,
+    /// Shows part of the file (a slice, numbered lines), not its text.
+    pub ranged: bool,
+}
+
+pub fn read_of(tool: &str, args: &Value) -> Option<ReadOf> {
+    match tool {
+        "read" => Some(ReadOf {
+            path: path_arg(args)?.to_string(),
+            ranged: ["offset", "limit"]
+                .iter()
+                .any(|k| args.get(*k).is_some_and(|v| !v.is_null())),
+        }),
+        "bash" => {
+            let r = super::shell_read::shell_read(args.get("command")?.as_str()?)?;
+            Some(ReadOf {
+                path: r.path,
+                ranged: !r.whole,
+            })
+        }
+        _ => None,
+    }
+}

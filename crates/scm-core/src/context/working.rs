@@ -471,8 +471,7 @@ pub fn text_from_calls(
     let (args, content) = args_of(ks[base])?;
     let mut text = match calls[ks[base] as usize].tool.as_str() {
         "write" => args.get("content")?.as_str()?.to_string(),
-        // pi says so at the end when a read was cut: not the whole file.
-        _ if content.contains("Use offset=") => return None,
+        _ if cut_by_host(&content) => return None,
         _ => content,
     };
     for &k in &ks[base + 1..] {
@@ -484,6 +483,18 @@ pub fn text_from_calls(
         text = apply_edit(&text, &args)?;
     }
     Some(text)
+}
+
+/// pi says so at the end when it cut a read (`Use offset=` to go on) or a
+/// command's output (a shell read: `[Showing lines 1-2000 of 5210. Full
+/// output: /tmp/…]`): not the whole file.
+fn cut_by_host(content: &str) -> bool {
+    content.contains("Use offset=")
+        || content
+            .trim_end()
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.starts_with("[Showing") && l.contains("Full output: "))
 }
 
 #[cfg(test)]

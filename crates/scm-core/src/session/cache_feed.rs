@@ -18,7 +18,7 @@ use crate::context::cache_layout::{
 use crate::context::epochs::{utf16_len, CachePolicy, CopyAt, Dedupe, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
-use crate::context::tool_args::path_arg;
+use crate::context::tool_args::{path_arg, read_of};
 use crate::context::Layout;
 use crate::error::Error;
 use crate::model::ObjectType;
@@ -155,19 +155,26 @@ impl Session {
     ) {
         let first = self.cache.aliases.calls() as u32;
         for (tool, args) in calls {
-            let file = self.file_of_call(tool, args);
-            self.cache.push_call(tool, args, file);
+            // A `bash` that only prints a file is a read of it here
+            // (context/shell_read.rs).
+            if let Some(r) = read_of(tool, args) {
+                let file = self.file_of_path(&r.path);
+                self.cache.push_call("read", args, file, r.ranged);
+                continue;
+            }
+            let file = matches!(tool.as_str(), "write" | "edit")
+                .then(|| path_arg(args))
+                .flatten()
+                .and_then(|p| self.file_of_path(p));
+            self.cache.push_call(tool, args, file, false);
         }
         self.cache
             .items
             .push_assistant(turn, msg, first, calls.len() as u32);
     }
 
-    fn file_of_call(&mut self, tool: &str, args: &Value) -> Option<u32> {
-        if !matches!(tool, "read" | "write" | "edit") {
-            return None;
-        }
-        let path = path_arg(args)?;
+    /// The layout's index of the file a call names by `path`.
+    fn file_of_path(&mut self, path: &str) -> Option<u32> {
         let resolved = self.resolver().resolve_read(path).ok()?;
         let id = resolved.source.file_object_id();
         let shown = match self.objects.get(&id).and_then(Known::source) {
@@ -252,6 +259,9 @@ impl Session {
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
         if !is_error {
+            // As the layout takes the call: a shell read is a read.
+            let tool = self.cache.state.calls[call as usize].tool.clone();
+            let tool = tool.as_str();
             let file = self.cache.state.calls[call as usize]
                 .file
                 .filter(|_| matches!(tool, "read" | "write" | "edit"))

@@ -124,6 +124,28 @@ pub(super) async fn file_op<D: Drive>(d: &mut D, op: FileOp, path: &str) -> Resu
     Ok(out)
 }
 
+/// A `bash` command ran: a file it only prints (context/shell_read.rs) is
+/// indexed with its text and tracked, so a change to it reaches the model as
+/// one to a file it read does; it joins the pool but is not made active (the
+/// sets change by the agent's `read` and `activate`; bash observation only
+/// updates the index and pool, memory-system-v0 §4). The other files the
+/// command and its output name are discovered. The read's failure (the file
+/// is not there, or withheld) is the command's business: only a store error
+/// is returned.
+pub(super) async fn observe_bash<D: Drive>(
+    d: &mut D,
+    command: &str,
+    output: &str,
+) -> Result<OpResult> {
+    if let Some(r) = crate::context::shell_read::shell_read(command) {
+        let read = file_op(d, FileOp::PartialRead, &r.path).await?;
+        if !read.ok {
+            tracing::debug!(command, message = %read.message, "shell read not indexed");
+        }
+    }
+    discover(d, |s| s.plan_bash(command, output).paths).await
+}
+
 /// Discovery stubs for the files `plan` names (index + pool only), written.
 pub(super) async fn discover<D: Drive>(
     d: &mut D,

@@ -302,10 +302,10 @@ impl SessionHandle {
         .await
     }
 
-    /// Files under the workspace named in a bash command or its output →
-    /// discovery stubs.
+    /// A bash command and its output: the file it only prints is read, the
+    /// other files under the workspace it names are discovery stubs.
     pub async fn observe_bash(&self, command: &str, output: &str) -> Result<OpResult> {
-        drive::discover(&mut &*self, |s| s.plan_bash(command, output).paths).await
+        drive::observe_bash(&mut &*self, command, output).await
     }
 
     /// `expand(target, select)` → the object's id and one item per link.

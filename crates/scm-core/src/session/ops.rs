@@ -551,11 +551,11 @@ impl Session {
         self.discover(plan).await
     }
 
-    /// Best effort: files under the workspace named in a bash command or its
-    /// output → discovery stubs.
+    /// A bash command and its output: the file it only prints is read
+    /// (context/shell_read.rs), the other files under the workspace it
+    /// names are discovery stubs (best effort).
     pub async fn observe_bash(&mut self, command: &str, output: &str) -> Result<OpResult> {
-        let plan = self.plan_bash(command, output);
-        self.discover(plan).await
+        super::drive::observe_bash(self, command, output).await
     }
 
     /// The resolved path of a cached file object, for reconciliation.

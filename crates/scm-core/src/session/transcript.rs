@@ -7,7 +7,7 @@ use super::{discovery, Session};
 use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
 use crate::context::ingest::{classify, MessageKind, Selection};
 use crate::context::static_refs::{ModelCallRecord, VersionRef};
-use crate::context::tool_args::path_arg;
+use crate::context::tool_args::{path_arg, read_of};
 use crate::context::words::one_line;
 use crate::error::{Error, Result};
 use crate::model::{toolcall_document, ObjectType, ToolcallFields};
@@ -483,13 +483,15 @@ impl Session {
         // A read of a withheld file (secret list, outside the workspace):
         // the harness's tool result is the file's bytes, so the toolcall
         // keeps one line saying why instead (stored and shown).
-        if tool == "read" && !is_error {
-            if let Some(note) = self.withheld_note(&args) {
+        // (A `bash` that only prints a file is a read: context/shell_read.rs.)
+        let read = read_of(&tool, &args).filter(|_| !is_error);
+        if let Some(r) = &read {
+            if let Some(note) = self.withheld_note(&r.path) {
                 content = note;
             }
         } else if self.redacts() {
-            // Any other output may print a secret (`cat .env`, `env`): see
-            // model::redact. A read's text is its file's, kept exact.
+            // Any other output may print a secret (`env`, `grep -r KEY`):
+            // see model::redact. A read's text is its file's, kept exact.
             if let Some(r) = crate::model::redact::redact(&content) {
                 content = r;
             }
@@ -520,7 +522,7 @@ impl Session {
         // No double injection: a read/write/edit whose file object is active
         // shows as a toolcall_ref only; the file is what is shown (and
         // listed: the toolcall stays out of the pool).
-        let file_shown = FILE_TOOLS.contains(&tool.as_str())
+        let file_shown = (FILE_TOOLS.contains(&tool.as_str()) || read.is_some())
             && !is_error
             && file_refs.iter().any(|f| self.sets.active.contains(f));
         let activate = !context_tool && !file_shown;
@@ -609,8 +611,7 @@ impl Session {
     }
 
     /// The one line a withheld file's read result is replaced with.
-    fn withheld_note(&self, args: &Value) -> Option<String> {
-        let path = path_arg(args)?;
+    fn withheld_note(&self, path: &str) -> Option<String> {
         let resolved = self.resolver().resolve_read(path).ok()?;
         let reason = self.indexer.withheld(&resolved)?;
         // A name on the secret list is withheld wherever the file is; a
@@ -649,6 +650,13 @@ impl Session {
                     .map(|r| r.source.file_object_id()),
             ),
             "ls" | "find" | "grep" | "bash" => {
+                // The file a shell read prints, first.
+                out.extend(
+                    read_of(tool, args)
+                        .and_then(|r| resolver.resolve_read(&r.path).ok())
+                        .map(|r| r.source.file_object_id())
+                        .filter(|id| self.sets.index.contains(id)),
+                );
                 // What observe_discovery / observe_bash found in it (they run
                 // on the tool's result, before this call), for `expand`.
                 let (base, candidates) = if tool == "bash" {

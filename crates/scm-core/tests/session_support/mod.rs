@@ -187,6 +187,16 @@ pub fn texts(out: &[Value]) -> Vec<String> {
     v
 }
 
+/// The text of call `call`'s result (the cache layout names calls `t1`,
+/// `t2`, …), its parts joined by newlines.
+pub fn result_text(out: &[Value], call: &str) -> String {
+    let m = out
+        .iter()
+        .find(|m| m["role"] == "toolResult" && m["toolCallId"] == call)
+        .unwrap_or_else(|| panic!("no result of {call}"));
+    texts(std::slice::from_ref(m)).join("\n")
+}
+
 /// How many times `needle` occurs in the whole assembled context.
 pub fn occurrences(out: &[Value], needle: &str) -> usize {
     texts(out).iter().map(|t| t.matches(needle).count()).sum()

@@ -301,13 +301,10 @@ impl CacheLayout {
         }
     }
 
-    /// A new tool-call block.
-    pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>) -> u32 {
+    /// A new tool-call block: `tool` as the layout treats it (a shell read
+    /// is a `read`), the file it names, whether it shows part of it.
+    pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>, ranged: bool) -> u32 {
         let i = self.aliases.push_call();
-        let ranged = tool == "read"
-            && ["offset", "limit"]
-                .iter()
-                .any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
         self.state.calls.push(ToolCallState {
             tool: tool.to_string(),
             arg_chars: arg_chars(tool, args),

@@ -1,0 +1,128 @@
+//! Shell reads (context/shell_read.rs): a `bash` command that only prints a
+//! file is a read of it — indexed and tracked like `read`, pointed at when
+//! printed again unchanged, withheld when the file is. Real embedded store
+//! (and XTDB when configured), real files.
+
+mod session_support;
+
+use scm_core::session::{CachePolicy, Layout, SessionOptions};
+use serde_json::json;
+use session_support::*;
+
+fn cache_opts(prefix: &str) -> SessionOptions {
+    let mut o = SessionOptions::new(unique_id(prefix));
+    o.layout = Layout::Cache;
+    o.cache = CachePolicy {
+        high: 100_000,
+        ..Default::default()
+    };
+    o
+}
+
+fn body(tag: &str, lines: usize) -> String {
+    (0..lines)
+        .map(|i| format!("{tag} line {i:03} of the file, padded to a realistic width"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `cat F` and `sed -n` / `head` index the file with its text (tracked, so
+/// a change reaches the model) and put it in the pool, without making it
+/// active (bash observation updates the index and pool only); before, both
+/// left the file a discovery stub the watcher did not follow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_printed_through_bash_is_indexed_and_tracked() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("shell-read").await;
+        let a = body("ALPHA", 12);
+        let b = body("BRAVO", 12);
+        ws.write("src/a.ts", &a);
+        ws.write("src/b.ts", &b);
+        assert!(s.observe_bash("cat src/a.ts", &a).await.unwrap().ok);
+        assert!(
+            s.observe_bash("cd src && sed -n '2,3p' b.ts", "")
+                .await
+                .unwrap()
+                .ok
+        );
+        let (ida, idb) = (ws.file_id("src/a.ts"), ws.file_id("src/b.ts"));
+        for (id, text) in [(&ida, &a), (&idb, &b)] {
+            let doc = s.get_object(id).await.unwrap().expect(id);
+            assert_eq!(doc["content"].as_str(), Some(text.as_str()), "{id}");
+            assert_ne!(doc["state"], "stub", "{id}");
+        }
+        let snap = s.snapshot_now();
+        for id in [&ida, &idb] {
+            assert!(!snap.active_set.contains(id), "{id} made active");
+            assert!(snap.metadata_pool.iter().any(|e| &e.id == id), "{id}");
+        }
+        // An ordinary command still only discovers.
+        ws.write("src/c.ts", "CHARLIE");
+        assert!(s.observe_bash("grep -n x src/c.ts", "").await.unwrap().ok);
+        let c = s
+            .get_object(&ws.file_id("src/c.ts"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(c["state"], "stub");
+    }
+}
+
+/// The same text printed again while the first print is in view points at
+/// it, as an identical re-read does; a changed file's print is shown. Before,
+/// every print was a new text in view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_printed_again_unchanged_points_at_its_first_print() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(cache_opts("shell-dedupe")).await;
+        let v1 = body("VERSIONONE", 10);
+        let v2 = body("VERSIONTWO", 10);
+        let mut t = Transcript::default();
+        t.user("look twice")
+            .call("c1", "bash", json!({"command": "cat src/a.ts"}), &v1)
+            .call("c2", "bash", json!({"command": "cat src/a.ts"}), &v1)
+            .call("c3", "read", json!({"path": "src/a.ts"}), &v1)
+            .call(
+                "c4",
+                "bash",
+                json!({"command": "cat src/a.ts | head -n 400"}),
+                &v1,
+            )
+            .call("c5", "bash", json!({"command": "cat src/a.ts"}), &v2);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert!(result_text(&out, "t1").contains("VERSIONONE"));
+        assert_eq!(result_text(&out, "t2"), "[t2: identical to t1 above]");
+        assert_eq!(result_text(&out, "t3"), "[t3: identical to t1 above]");
+        // A slice that covers the whole file: the same text twice otherwise.
+        assert_eq!(result_text(&out, "t4"), "[t4: identical to t1 above]");
+        assert!(result_text(&out, "t5").contains("VERSIONTWO"));
+        assert_eq!(s.cache_stats().dedupes, 3);
+    }
+}
+
+/// `cat .env` is a read of a file on the secret list: its bytes are neither
+/// stored nor shown, as for `read` (before, only what looked like a secret
+/// in the output was masked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_file_printed_through_bash_is_withheld() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(cache_opts("shell-secret")).await;
+        let secret = "GREETING=hello-SECRETWORD\nMODE=SECRETMODE";
+        ws.write(".env", secret);
+        s.observe_bash("cat .env", secret).await.unwrap();
+        let mut t = Transcript::default();
+        t.user("show me the env")
+            .call("c1", "bash", json!({"command": "cat .env"}), secret);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let shown = serde_json::to_string(&out).unwrap();
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(result_text(&out, "t1").starts_with("[withheld: secret]"));
+        s.flush().await.unwrap();
+        let stored =
+            serde_json::to_string(&s.history(&toolcall_id(&s, "c1")).await.unwrap()).unwrap();
+        assert!(!stored.contains("SECRET"), "{stored}");
+    }
+}
