@@ -753,7 +753,7 @@ export declare class ContextManager {
   observeLs(output: string, cwd?: string): Promise<OpResult>;
   observeFind(output: string, cwd?: string): Promise<OpResult>;
   observeGrep(output: string, cwd?: string): Promise<OpResult>;
-  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  /** Files under the workspace named in a bash command or its output → discovery stubs; a file the command only prints (`cat F`, `sed -n 'A,Bp' F`) is indexed and tracked, into the pool. */
   observeBash(command: string, output?: string): Promise<OpResult>;
   /** The sets, synchronously (in memory). */
   snapshot(): SessionSnapshot;

@@ -125,7 +125,10 @@ export declare class NativeSession {
    * `baseDir`: the directory the tool listed or searched (default: workspace root).
    */
   observeDiscovery(tool: string, output: string, baseDir?: string | undefined | null): Promise<JsOpResult>
-  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  /**
+   * Files under the workspace named in a bash command or its output → discovery stubs;
+   * a file the command only prints (`cat F`, `sed -n 'A,Bp' F`) is indexed and tracked, into the pool.
+   */
   observeBash(command: string, output?: string | undefined | null): Promise<JsOpResult>
   /**
    * activate / deactivate / pin / unpin (`op`) of an object of this

@@ -426,7 +426,7 @@ class ContextManager {
   async #discover(tool, output, cwd) {
     return opResult(await wrapAsync(() => this[NATIVE].observeDiscovery(tool, output, cwd ?? undefined)));
   }
-  /** Files under the workspace named in a bash command or its output → discovery stubs. */
+  /** Files under the workspace named in a bash command or its output → discovery stubs; a file the command only prints (`cat F`, `sed -n 'A,Bp' F`) is indexed and tracked, into the pool. */
   async observeBash(command, output) {
     return opResult(await wrapAsync(() => this[NATIVE].observeBash(command, output ?? undefined)));
   }

@@ -387,7 +387,8 @@ impl JsSession {
             .map(Into::into)
     }
 
-    /// Files under the workspace named in a bash command or its output → discovery stubs.
+    /// Files under the workspace named in a bash command or its output → discovery stubs;
+    /// a file the command only prints (`cat F`, `sed -n 'A,Bp' F`) is indexed and tracked, into the pool.
     #[napi]
     pub async fn observe_bash(
         &self,
