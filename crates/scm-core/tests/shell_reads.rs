@@ -126,3 +126,31 @@ async fn a_secret_file_printed_through_bash_is_withheld() {
         assert!(!stored.contains("SECRET"), "{stored}");
     }
 }
+
+/// The spec layout (the drop-in's contract): a file the agent read is active
+/// and shown as ACTIVE_CONTENT; a `cat` of it afterwards is a read of an
+/// active file, so its output stays out of the active set (no double
+/// injection, memory-system-v0 §7.3), as a `read` of it would. Before, the
+/// printed text was active beside the file's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_spec_layout_a_print_of_an_active_file_is_not_shown_twice() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.session("shell-spec").await;
+        let a = body("ACTIVEFILE", 6);
+        ws.write("a.ts", &a);
+        assert!(s.read("a.ts").await.unwrap().ok);
+        s.observe_bash("cat a.ts", &a).await.unwrap();
+        let mut t = Transcript::default();
+        t.user("look")
+            .call("c1", "read", json!({"path": "a.ts"}), &a)
+            .call("c2", "bash", json!({"command": "cat a.ts"}), &a)
+            .call("c3", "bash", json!({"command": "echo other"}), "other");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let active = active_ids(&out);
+        assert!(active.contains(&ws.file_id("a.ts")), "{active:?}");
+        assert!(!active.contains(&toolcall_id(&s, "c2")), "{active:?}");
+        assert!(active.contains(&toolcall_id(&s, "c3")), "{active:?}");
+        assert_eq!(occurrences(&out, "ACTIVEFILE line 000"), 1);
+    }
+}
