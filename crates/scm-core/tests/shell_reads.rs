@@ -154,3 +154,42 @@ async fn in_the_spec_layout_a_print_of_an_active_file_is_not_shown_twice() {
         assert_eq!(occurrences(&out, "ACTIVEFILE line 000"), 1);
     }
 }
+
+/// A file outside the workspace printed through bash (`cat /etc/os-release`)
+/// is a command's output like `uname -a`'s: shown, with what looks like a
+/// secret redacted, where pi's `read` of it would be withheld (the model asked
+/// the shell, as for any system fact). A file in the workspace printed so is
+/// its text exactly, as a read's is: an edit quotes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_outside_the_workspace_printed_through_bash_is_shown_redacted() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(cache_opts("shell-outside")).await;
+        let outside = tempfile::tempdir().unwrap();
+        let path = outside.path().join("os-release");
+        let text = "NAME=Debian\nAPI_TOKEN=abcdefgh-OUTSIDE-TOKEN";
+        std::fs::write(&path, text).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        let inside = "const API_TOKEN = \"abcdefgh-INSIDE-LITERAL\";";
+        ws.write("src/config.ts", inside);
+        let mut t = Transcript::default();
+        t.user("which system")
+            .call(
+                "c1",
+                "bash",
+                json!({"command": format!("cat {path}")}),
+                text,
+            )
+            .call(
+                "c2",
+                "bash",
+                json!({"command": "cat src/config.ts"}),
+                inside,
+            );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let shown = result_text(&out, "t1");
+        assert!(shown.contains("NAME=Debian"), "{shown}");
+        assert!(!shown.contains("OUTSIDE-TOKEN"), "{shown}");
+        assert_eq!(result_text(&out, "t2"), inside);
+    }
+}

@@ -10,7 +10,7 @@ use crate::context::static_refs::{ModelCallRecord, VersionRef};
 use crate::context::tool_args::{path_arg, read_of};
 use crate::context::words::one_line;
 use crate::error::{Error, Result};
-use crate::model::{toolcall_document, ObjectType, ToolcallFields};
+use crate::model::{toolcall_document, ContentOmitted, ObjectType, ToolcallFields};
 
 /// Tools whose result is a file the session shows as a file object.
 const FILE_TOOLS: [&str; 3] = ["read", "write", "edit"];
@@ -482,16 +482,23 @@ impl Session {
         let mut content = result_text(msg.get("content"));
         // A read of a withheld file (secret list, outside the workspace):
         // the harness's tool result is the file's bytes, so the toolcall
-        // keeps one line saying why instead (stored and shown).
-        // (A `bash` that only prints a file is a read: context/shell_read.rs.)
+        // keeps one line saying why instead (stored and shown). A `bash`
+        // that only prints a file is a read (context/shell_read.rs), withheld
+        // for the secret list; a file outside the workspace it prints
+        // (`cat /etc/os-release`) is a command's output like `uname -a`'s.
         let read = read_of(&tool, &args).filter(|_| !is_error);
-        if let Some(r) = &read {
-            if let Some(note) = self.withheld_note(&r.path) {
+        let redact = match read.as_ref().and_then(|r| self.withheld_note(&r.path)) {
+            Some((why, note)) if tool == "read" || why == ContentOmitted::Secret => {
                 content = note;
+                false
             }
-        } else if self.redacts() {
+            Some(_) => true,
+            // A read's text is its file's, kept exact (an edit quotes it).
+            None => read.is_none(),
+        };
+        if redact && self.redacts() {
             // Any other output may print a secret (`env`, `grep -r KEY`):
-            // see model::redact. A read's text is its file's, kept exact.
+            // see model::redact.
             if let Some(r) = crate::model::redact::redact(&content) {
                 content = r;
             }
@@ -610,8 +617,9 @@ impl Session {
         args
     }
 
-    /// The one line a withheld file's read result is replaced with.
-    fn withheld_note(&self, path: &str) -> Option<String> {
+    /// Why a read of `path` is withheld and the one line its result is
+    /// replaced with.
+    fn withheld_note(&self, path: &str) -> Option<(ContentOmitted, String)> {
         let resolved = self.resolver().resolve_read(path).ok()?;
         let reason = self.indexer.withheld(&resolved)?;
         // A name on the secret list is withheld wherever the file is; a
@@ -622,18 +630,19 @@ impl Session {
                 .objects
                 .get(&resolved.source.file_object_id())
                 .is_some_and(|c| c.str("withheld").is_some());
-        if reason != crate::model::ContentOmitted::Secret && !here {
+        if reason != ContentOmitted::Secret && !here {
             return None;
         }
         let why = match reason {
-            crate::model::ContentOmitted::Secret => "it matches the secret list",
+            ContentOmitted::Secret => "it matches the secret list",
             _ => "it is outside the workspace and the configured mounts",
         };
-        Some(format!(
+        let note = format!(
             "[withheld: {}] file path={}: its content is not stored or shown because {why}",
             reason.as_str(),
             self.resolver().display_path(&resolved.source)
-        ))
+        );
+        Some((reason, note))
     }
 
     /// File objects a tool call touched (resolved ids; discovery results are
