@@ -128,7 +128,7 @@ pub(super) async fn file_op<D: Drive>(d: &mut D, op: FileOp, path: &str) -> Resu
 /// indexed with its text and tracked, so a change to it reaches the model as
 /// one to a file it read does; it joins the pool but is not made active (the
 /// sets change by the agent's `read` and `activate`; bash observation only
-/// updates the index and pool, memory-system-v0 §4). The other files the
+/// updates the index and pool, memory-system-v0 §18.4). The other files the
 /// command and its output name are discovered. The read's failure (the file
 /// is not there, or withheld) is the command's business: only a store error
 /// is returned.
