@@ -7,7 +7,7 @@ use super::{discovery, Session};
 use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
 use crate::context::ingest::{classify, MessageKind, Selection};
 use crate::context::static_refs::{ModelCallRecord, VersionRef};
-use crate::context::tool_args::{path_arg, read_of};
+use crate::context::tool_args::{path_arg, read_of, ReadOf};
 use crate::context::words::one_line;
 use crate::error::{Error, Result};
 use crate::model::{toolcall_document, ContentOmitted, ObjectType, ToolcallFields};
@@ -486,8 +486,9 @@ impl Session {
         // that only prints a file is a read (context/shell_read.rs), withheld
         // for the secret list; a file outside the workspace it prints
         // (`cat /etc/os-release`) is a command's output like `uname -a`'s.
-        let read = read_of(&tool, &args).filter(|_| !is_error);
-        let redact = match read.as_ref().and_then(|r| self.withheld_note(&r.path)) {
+        let read_call = read_of(&tool, &args);
+        let read = read_call.as_ref().filter(|_| !is_error);
+        let redact = match read.and_then(|r| self.withheld_note(&r.path)) {
             Some((why, note)) if tool == "read" || why == ContentOmitted::Secret => {
                 content = note;
                 false
@@ -505,7 +506,7 @@ impl Session {
         }
         let id = self.next_toolcall_id(&call_id);
         let context_tool = self.options.policy.is_context_tool(&tool);
-        let file_refs = self.file_refs(&tool, &args, &content);
+        let file_refs = self.file_refs(&tool, &args, &content, read_call.as_ref());
 
         let mut doc = toolcall_document(
             &id,
@@ -646,8 +647,15 @@ impl Session {
     }
 
     /// File objects a tool call touched (resolved ids; discovery results are
-    /// limited to files already in this session).
-    fn file_refs(&self, tool: &str, args: &Value, content: &str) -> Vec<String> {
+    /// limited to files already in this session); `read`: what the call
+    /// reads (`tool_args::read_of`).
+    fn file_refs(
+        &self,
+        tool: &str,
+        args: &Value,
+        content: &str,
+        read: Option<&ReadOf>,
+    ) -> Vec<String> {
         let resolver = self.resolver();
         let id_of = |p: &str| resolver.resolve(p).ok().map(|r| r.source.file_object_id());
         let mut out: Vec<String> = Vec::new();
@@ -661,8 +669,7 @@ impl Session {
             "ls" | "find" | "grep" | "bash" => {
                 // The file a shell read prints, first.
                 out.extend(
-                    read_of(tool, args)
-                        .and_then(|r| resolver.resolve_read(&r.path).ok())
+                    read.and_then(|r| resolver.resolve_read(&r.path).ok())
                         .map(|r| r.source.file_object_id())
                         .filter(|id| self.sets.index.contains(id)),
                 );
