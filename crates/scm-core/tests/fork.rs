@@ -352,6 +352,55 @@ async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
     }
 }
 
+/// Write-behind coalesces: the flush that lands a call can also carry what
+/// was observed after it (pi's final answer, stored at `agent_end` while
+/// the call's write was still queued). The call's record then names a
+/// transaction whose chat has consumed more than the call did; the fork
+/// point is that state when the child's transcript holds it too (found in
+/// CI: the pin taken before the answer was lost in the fork).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_point_whose_write_also_carried_the_answer_keeps_the_pin() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let opts = |id: &str| SessionOptions {
+            layout: Layout::Cache,
+            ..SessionOptions::new(id)
+        };
+        let parent_id = unique_id("fork-parent");
+        let mut parent = ws.open(opts(&parent_id)).await;
+        ws.write("a.txt", "ALPHA-TEXT");
+        let mut t = Transcript::default();
+        t.user("first");
+        parent.read("a.txt").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
+        parent.transform_context(&t.messages).await.unwrap();
+        let read = toolcall_id(&parent, "r1");
+        assert!(parent.pin(&read).ok);
+        t.call("p1", "pin", json!({"id": "t1"}), "pinned t1");
+        // The call and the answer observed after it land in one write.
+        let call = parent.ingest_and_assemble(&t.messages).unwrap();
+        t.assistant("answer", &[]);
+        assert_eq!(parent.observe_messages(&t.messages).unwrap(), 1);
+        parent.flush().await.unwrap();
+        let at_fork = parent.snapshot();
+        assert_eq!(at_fork.pinned_set, vec![read.clone()]);
+        // The call is still what the store says it showed.
+        assert_eq!(parent.reconstruct_call(1).await.unwrap(), call);
+        let messages = t.messages.clone();
+        t.user("second")
+            .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
+        parent.transform_context(&t.messages).await.unwrap();
+
+        let child = fork(&ws, opts(&unique_id("fork-child")), &parent_id, &messages).await;
+        assert_eq!(
+            child.snapshot(),
+            at_fork,
+            "the parent's state at the answer"
+        );
+        assert_eq!(child.turn_count(), parent.turn_count() - 1);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_parent_state_at_the_fork_point_the_child_starts_empty() {
     for store in stores() {

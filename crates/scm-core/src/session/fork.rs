@@ -92,7 +92,13 @@ fn covered(fps: &[String], seen: &HashMap<&str, u32>) -> usize {
     fps.len()
 }
 
-/// Whether the chat document (as of a call) consumed exactly `fps[..m]`.
+/// Whether the chat document as of a call that consumed `fps[..m]` has
+/// consumed a prefix of `fps` (the child's transcript) holding it. More
+/// than `m` when write-behind coalesced: the flush that landed the call also
+/// carried messages observed after it (pi's final answer, stored at
+/// `agent_end`), so the record's transaction is that later state. It is
+/// still a state the child continues from; one past the child's transcript
+/// is not.
 fn cursor_matches(chat_doc: &Document, fps: &[String], m: usize) -> bool {
     let Ok(chat) = ChatDoc::parse(chat_doc) else {
         return false;
@@ -100,9 +106,10 @@ fn cursor_matches(chat_doc: &Document, fps: &[String], m: usize) -> bool {
     let Some(cursor) = &chat.cursor else {
         return false;
     };
-    cursor.consumed == m
-        && cursor.last_fp.as_deref() == m.checked_sub(1).map(|i| fps[i].as_str())
-        && covered(&fps[..m], &consumed_fps(&chat)) == m
+    let c = cursor.consumed;
+    (m..=fps.len()).contains(&c)
+        && cursor.last_fp.as_deref() == c.checked_sub(1).map(|i| fps[i].as_str())
+        && covered(&fps[..c], &consumed_fps(&chat)) == c
 }
 
 /// The parent's sets as the record of call `r` describes them: the pool
