@@ -79,8 +79,9 @@ function dumpCall(n, out, stats, messages) {
 async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
-  // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`), decided by a second generator so
-  // that the session is otherwise the one the seed makes.
+  // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
+  // numbered listing of the whole file, `nl -ba F`), decided by a second generator so that the session is otherwise
+  // the one the seed makes.
   const shell = rng(seed ^ 0x5bd1e995);
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
@@ -442,7 +443,15 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const lines = disk(rel).split('\n');
       const offset = r.int(1, lines.length);
       const limit = r.int(3, 30);
-      if (throughShell) {
+      if (throughShell && shell.next() < 0.3) {
+        // The whole file as a numbered listing: every line quotable, not the text.
+        const command = `nl -ba ${rel}`;
+        const listing = lines.map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join('\n');
+        await cm.observeBash(command, listing);
+        call = { id: callId, name: 'bash', arguments: { command } };
+        result = msg.result(callId, 'bash', listing);
+        expected = listing;
+      } else if (throughShell) {
         const command = `sed -n '${offset},${offset + limit - 1}p' ${rel}`;
         await cm.observeBash(command, lines.slice(offset - 1, offset - 1 + limit).join('\n'));
         call = { id: callId, name: 'bash', arguments: { command } };
@@ -453,7 +462,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         result = msg.result(callId, 'read', sliceOutput(lines, offset, limit));
       }
       // The lines, at least (the spec layout shows the file they come from instead of the slice).
-      expected = lines.slice(offset - 1, offset - 1 + limit).join('\n');
+      expected ??= lines.slice(offset - 1, offset - 1 + limit).join('\n');
     } else if (kind === 'edit') {
       const before = disk(rel);
       const lines = before.split('\n');

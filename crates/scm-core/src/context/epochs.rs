@@ -189,6 +189,10 @@ pub struct ToolCallState {
     /// A read with offset/limit (shows part of the file).
     #[serde(rename = "g", default, skip_serializing_if = "is_false")]
     pub ranged: bool,
+    /// A ranged read that prints every line of the file numbered (`cat -n
+    /// F`, `nl -ba F`): the whole file for the model, not its text.
+    #[serde(rename = "nb", default, skip_serializing_if = "is_false")]
+    pub numbered: bool,
     /// activate/pin results: what they show instead of the op's message.
     #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
     pub shows: Vec<Shown>,

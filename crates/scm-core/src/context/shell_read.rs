@@ -4,7 +4,9 @@
 //! of that file ([`tool_args::read_of`](super::tool_args::read_of)):
 //! - in the cache layout the file is touched (it is being worked on), the
 //!   output is one of its views, an identical re-print points at what
-//!   already shows the text, and a plain `cat` is the file's whole text;
+//!   already shows the text, a plain `cat` is the file's whole text, and a
+//!   numbered listing of every line (`cat -n F`, `nl -ba F`) ends the
+//!   file's view as a whole read does (the model can quote any line);
 //! - observed (`observe_bash`), the file is indexed with its text and
 //!   tracked, so a change to it reaches the model (it joins the pool; only
 //!   `read` and `activate` make it active);
@@ -28,6 +30,11 @@ pub struct ShellRead {
     /// The file's text exactly (`cat F`); otherwise a slice, or numbered
     /// lines (`cat -n`, `nl`): a part of the file, not its text.
     pub whole: bool,
+    /// Every line of the file, numbered as `cat -n` and `nl -ba` print it
+    /// (`{n:>6}<TAB>`): the whole text with numbers. The model can quote
+    /// any line from it, so it ends a file's view as `cat F` does; the text
+    /// is [`denumber`]ed back where the layout needs it.
+    pub numbered: bool,
 }
 
 /// The file `command` prints, if that is all it does.
@@ -47,34 +54,41 @@ pub fn shell_read(command: &str) -> Option<ShellRead> {
         None => (rest, None),
     };
     let reader = lits(reader)?;
-    let (file, mut whole) = reader_file(&reader)?;
+    let (file, mut whole, mut numbered) = reader_file(&reader)?;
     if let Some(s) = slicer {
         if !slice(&lits(s)?) {
             return None;
         }
-        whole = false;
+        (whole, numbered) = (false, false);
     }
     let path = match dir {
         Some(d) if !file.starts_with('/') => format!("{}/{}", d.trim_end_matches('/'), file),
         _ => file.to_string(),
     };
-    Some(ShellRead { path, whole })
+    Some(ShellRead {
+        path,
+        whole,
+        numbered,
+    })
 }
 
-/// The file a reader prints and whether the output is its text whole.
-fn reader_file<'a>(w: &[&'a str]) -> Option<(&'a str, bool)> {
+/// The file a reader prints, whether the output is its text whole, and
+/// whether it is every line numbered (see [`ShellRead::numbered`]).
+fn reader_file<'a>(w: &[&'a str]) -> Option<(&'a str, bool, bool)> {
     let (&prog, args) = w.split_first()?;
     let (&file, opts) = args.split_last()?;
     if file.starts_with('-') {
         return None;
     }
-    let whole = match prog {
+    let (whole, numbered) = match prog {
         "cat" => match opts {
-            [] => true,
-            ["-n"] => false,
+            [] => (true, false),
+            ["-n"] => (false, true),
             _ => return None,
         },
-        // `nl -ba`, `nl -b a -w 4`: numbered lines.
+        // `nl -ba`, `nl -b a -w 4`: numbered lines; every line, as
+        // `cat -n` prints them, only with `-ba` alone (plain `nl` leaves
+        // blank lines unnumbered).
         "nl" => {
             let mut it = opts.iter();
             while let Some(o) = it.next() {
@@ -86,12 +100,33 @@ fn reader_file<'a>(w: &[&'a str]) -> Option<(&'a str, bool)> {
                     _ => return None,
                 }
             }
-            false
+            (false, matches!(opts, ["-ba"] | ["-b", "a"]))
         }
-        "sed" | "head" | "tail" if slice(&[&[prog], opts].concat()) => false,
+        "sed" | "head" | "tail" if slice(&[&[prog], opts].concat()) => (false, false),
         _ => return None,
     };
-    Some((file, whole))
+    Some((file, whole, numbered))
+}
+
+/// The text of a numbered listing of a whole file (`cat -n F`,
+/// `nl -ba F`): each line `{n:>6}<TAB>` then the file's line, `n` counting
+/// from 1. None when a line is not so (the output was cut, or is not such
+/// a listing): then it is no text of the file.
+pub fn denumber(listing: &str) -> Option<String> {
+    if listing.is_empty() {
+        return Some(String::new()); // an empty file
+    }
+    let body = listing.strip_suffix('\n').unwrap_or(listing);
+    let mut out = String::with_capacity(body.len());
+    for (i, line) in body.split('\n').enumerate() {
+        let rest = line.strip_prefix(&format!("{:>6}\t", i + 1))?;
+        out.push_str(rest);
+        out.push('\n');
+    }
+    if !listing.ends_with('\n') {
+        out.pop();
+    }
+    Some(out)
 }
 
 /// A slicing `sed -n 'A,Bp'`, or `head`/`tail` with an optional line
@@ -209,6 +244,39 @@ mod tests {
 
     fn read(cmd: &str) -> Option<(String, bool)> {
         shell_read(cmd).map(|r| (r.path, r.whole))
+    }
+
+    #[test]
+    fn numbered_listings_of_a_whole_file() {
+        let numbered = |cmd: &str| shell_read(cmd).is_some_and(|r| r.numbered && !r.whole);
+        for cmd in [
+            "cat -n a.rs",
+            "nl -ba a.rs",
+            "nl -b a a.rs",
+            "cd src && nl -ba a.rs",
+        ] {
+            assert!(numbered(cmd), "{cmd}");
+        }
+        for cmd in [
+            "cat a.rs",
+            "nl a.rs",
+            "nl -ba -w 3 a.rs",
+            "nl -ba a.rs | sed -n '1,120p'",
+            "cat -n a.rs | head -n 40",
+            "sed -n '1,$p' a.rs",
+        ] {
+            assert!(!numbered(cmd), "{cmd}");
+        }
+        assert_eq!(
+            denumber("     1\tfn a() {\n     2\t\n     3\t}\n").as_deref(),
+            Some("fn a() {\n\n}\n")
+        );
+        assert_eq!(denumber("     1\tx\n     2\ty").as_deref(), Some("x\ny"));
+        assert_eq!(denumber("").as_deref(), Some(""));
+        // Not counting from 1, a line without its number, another width.
+        assert_eq!(denumber("     2\tx\n"), None);
+        assert_eq!(denumber("     1\tx\ny\n"), None);
+        assert_eq!(denumber("1\tx\n"), None);
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub struct ReadOf {
     pub path: String,
     /// Shows part of the file (a slice, numbered lines), not its text.
     pub ranged: bool,
+    /// Every line of the file numbered ([`ShellRead::numbered`](super::shell_read::ShellRead::numbered)):
+    /// ranged, as its output is not the text, but whole.
+    pub numbered: bool,
 }
 
 pub fn read_of(tool: &str, args: &Value) -> Option<ReadOf> {
@@ -60,12 +63,14 @@ pub fn read_of(tool: &str, args: &Value) -> Option<ReadOf> {
             ranged: ["offset", "limit"]
                 .iter()
                 .any(|k| args.get(*k).is_some_and(|v| !v.is_null())),
+            numbered: false,
         }),
         "bash" => {
             let r = super::shell_read::shell_read(args.get("command")?.as_str()?)?;
             Some(ReadOf {
                 path: r.path,
                 ranged: !r.whole,
+                numbered: r.numbered,
             })
         }
         _ => None,

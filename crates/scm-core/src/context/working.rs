@@ -165,8 +165,9 @@ fn view_of(
                 }
                 view.push(k);
                 // A re-read pointing at the file's copy shows nothing
-                // itself: the view goes on to the copy.
-                if !c.ranged && c.copy_dedupe().is_none() {
+                // itself: the view goes on to the copy. A numbered listing
+                // shows every line (quotable), as a whole read does.
+                if (!c.ranged || c.numbered) && c.copy_dedupe().is_none() {
                     return done(view);
                 }
             }
@@ -466,12 +467,14 @@ pub fn text_from_calls(
             && c.has_result
             && c.dedupe_of.is_none()
             && c.dedupe_copy.is_none()
-            && (c.tool == "write" || (c.tool == "read" && !c.ranged))
+            && (c.tool == "write" || (c.tool == "read" && (!c.ranged || c.numbered)))
     })?;
     let (args, content) = args_of(ks[base])?;
-    let mut text = match calls[ks[base] as usize].tool.as_str() {
+    let from = &calls[ks[base] as usize];
+    let mut text = match from.tool.as_str() {
         "write" => args.get("content")?.as_str()?.to_string(),
         _ if cut_by_host(&content) => return None,
+        _ if from.numbered => super::shell_read::denumber(&content)?,
         _ => content,
     };
     for &k in &ks[base + 1..] {
@@ -580,6 +583,24 @@ mod tests {
     }
 
     #[test]
+    fn a_numbered_listing_of_the_whole_file_ends_the_view_as_a_whole_read_does() {
+        let p = CachePolicy::default();
+        let mut calls = vec![
+            call("read", 0, 4_000, 0), // an old whole read
+            call("read", 0, 400, 0),   // a slice
+            call("read", 0, 900, 0),   // `nl -ba F`: every line
+            call("edit", 0, 40, 300),
+        ];
+        calls[1].ranged = true;
+        (calls[2].ranged, calls[2].numbered) = (true, true);
+        let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
+        assert_eq!(kept, vec![2, 3], "the listing and the edit after it");
+        calls[2].numbered = false; // a numbered slice: back to the whole read
+        let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
+        assert_eq!(kept, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
     fn a_view_with_a_collapsed_part_or_over_budget_is_not_kept() {
         let p = CachePolicy {
             working_units: 500,
@@ -663,6 +684,20 @@ mod tests {
             }
         };
         assert_eq!(text_from_calls(0, &calls, &fc, &ambiguous), None);
+
+        // A numbered listing of the whole file is its text, numbers taken off.
+        calls[1].numbered = true;
+        let listed = |k: u32| match k {
+            1 => Some((
+                serde_json::json!({"command": "nl -ba a"}),
+                "     1\tone\n     2\ttwo\n     3\tthree\n".into(),
+            )),
+            _ => docs(k),
+        };
+        assert_eq!(
+            text_from_calls(0, &calls, &fc, &listed).as_deref(),
+            Some("one\nTWO\nthree\n")
+        );
     }
 
     #[test]

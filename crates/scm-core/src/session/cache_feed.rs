@@ -159,14 +159,14 @@ impl Session {
             // (context/shell_read.rs).
             if let Some(r) = read_of(tool, args) {
                 let file = self.file_of_path(&r.path);
-                self.cache.push_call("read", args, file, r.ranged);
+                self.cache.push_call("read", args, file, Some(&r));
                 continue;
             }
             let file = matches!(tool.as_str(), "write" | "edit")
                 .then(|| path_arg(args))
                 .flatten()
                 .and_then(|p| self.file_of_path(p));
-            self.cache.push_call(tool, args, file, false);
+            self.cache.push_call(tool, args, file, None);
         }
         self.cache
             .items

@@ -17,6 +17,7 @@ use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Dedupe, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
 use crate::context::tool_args::edit_bodies;
+use crate::context::tool_args::ReadOf;
 use crate::context::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 
@@ -302,14 +303,21 @@ impl CacheLayout {
     }
 
     /// A new tool-call block: `tool` as the layout treats it (a shell read
-    /// is a `read`), the file it names, whether it shows part of it.
-    pub fn push_call(&mut self, tool: &str, args: &Value, file: Option<u32>, ranged: bool) -> u32 {
+    /// is a `read`), the file it names, and for a read what it shows of it.
+    pub fn push_call(
+        &mut self,
+        tool: &str,
+        args: &Value,
+        file: Option<u32>,
+        read: Option<&ReadOf>,
+    ) -> u32 {
         let i = self.aliases.push_call();
         self.state.calls.push(ToolCallState {
             tool: tool.to_string(),
             arg_chars: arg_chars(tool, args),
             file,
-            ranged,
+            ranged: read.is_some_and(|r| r.ranged),
+            numbered: read.is_some_and(|r| r.numbered),
             ..Default::default()
         });
         if let Some(f) = file {
