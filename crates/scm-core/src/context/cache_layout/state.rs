@@ -16,8 +16,7 @@ use crate::context::aliases::{Alias, Aliases};
 use crate::context::chat::Turn;
 use crate::context::epochs::{self, utf16_len, CachePolicy, Dedupe, Shown, ToolCallState};
 use crate::context::scale::ReadSizes;
-use crate::context::tool_args::edit_bodies;
-use crate::context::tool_args::ReadOf;
+use crate::context::tool_args::{edit_bodies, ReadOf};
 use crate::context::working::{self, FileCalls};
 use crate::model::FilesystemSource;
 
