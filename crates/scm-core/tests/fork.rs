@@ -307,23 +307,32 @@ async fn a_fork_of_the_whole_session_uses_the_parents_last_call() {
     }
 }
 
+fn cache_opts(id: &str) -> SessionOptions {
+    SessionOptions {
+        layout: Layout::Cache,
+        system_prompt: Some("SYS".into()),
+        ..SessionOptions::new(id)
+    }
+}
+
+/// A cache-layout parent whose first call read a.txt (`ALPHA-TEXT`).
+async fn cache_parent_reading_a(ws: &Workspace) -> (Session, String, Transcript) {
+    let parent_id = unique_id("fork-parent");
+    let mut parent = ws.open(cache_opts(&parent_id)).await;
+    ws.write("a.txt", "ALPHA-TEXT");
+    let mut t = Transcript::default();
+    t.user("first");
+    parent.read("a.txt").await.unwrap();
+    t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
+    parent.transform_context(&t.messages).await.unwrap();
+    (parent, parent_id, t)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let opts = |id: &str| SessionOptions {
-            layout: Layout::Cache,
-            system_prompt: Some("SYS".into()),
-            ..SessionOptions::new(id)
-        };
-        let parent_id = unique_id("fork-parent");
-        let mut parent = ws.open(opts(&parent_id)).await;
-        ws.write("a.txt", "ALPHA-TEXT");
-        let mut t = Transcript::default();
-        t.user("first");
-        parent.read("a.txt").await.unwrap();
-        t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
-        parent.transform_context(&t.messages).await.unwrap();
+        let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
         t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
         let at_fork = parent.transform_context(&t.messages).await.unwrap();
         let stats = parent.cache_stats();
@@ -333,7 +342,13 @@ async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
             .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
         parent.transform_context(&t.messages).await.unwrap();
 
-        let mut child = fork(&ws, opts(&unique_id("fork-child")), &parent_id, &messages).await;
+        let mut child = fork(
+            &ws,
+            cache_opts(&unique_id("fork-child")),
+            &parent_id,
+            &messages,
+        )
+        .await;
         assert_eq!(child.cache_stats(), stats);
         assert_eq!(
             child.alias_of(&toolcall_id(&parent, "x1")),
@@ -362,18 +377,7 @@ async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
 async fn a_fork_point_whose_write_also_carried_the_answer_keeps_the_pin() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let opts = |id: &str| SessionOptions {
-            layout: Layout::Cache,
-            ..SessionOptions::new(id)
-        };
-        let parent_id = unique_id("fork-parent");
-        let mut parent = ws.open(opts(&parent_id)).await;
-        ws.write("a.txt", "ALPHA-TEXT");
-        let mut t = Transcript::default();
-        t.user("first");
-        parent.read("a.txt").await.unwrap();
-        t.call("r1", "read", json!({"path": "a.txt"}), "ALPHA-TEXT");
-        parent.transform_context(&t.messages).await.unwrap();
+        let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
         let read = toolcall_id(&parent, "r1");
         assert!(parent.pin(&read).ok);
         t.call("p1", "pin", json!({"id": "t1"}), "pinned t1");
@@ -391,7 +395,13 @@ async fn a_fork_point_whose_write_also_carried_the_answer_keeps_the_pin() {
             .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
         parent.transform_context(&t.messages).await.unwrap();
 
-        let child = fork(&ws, opts(&unique_id("fork-child")), &parent_id, &messages).await;
+        let child = fork(
+            &ws,
+            cache_opts(&unique_id("fork-child")),
+            &parent_id,
+            &messages,
+        )
+        .await;
         assert_eq!(
             child.snapshot(),
             at_fork,
