@@ -295,6 +295,57 @@ async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
     }
 }
 
+/// A successful edit of text the model did not have in view says the
+/// same as a failed one: the agent works on the file from memory, and its
+/// next edits of it will quote more of what it cannot see. The next call
+/// shows the file as it is now (the edit applied), appended after the
+/// edit's result, rather than at the next epoch; the edit after it quotes
+/// the copy, and no second copy comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_edit_from_memory_shows_the_file_as_it_is_now_at_the_next_call() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("copy-memory")).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
+        quiet_call(&mut s, &mut t, &mut outs).await;
+        let before = outs.last().unwrap().clone();
+        assert_eq!(
+            occurrences(&before, "step 041: do the thing"),
+            0,
+            "collapsed"
+        );
+        let epochs = s.cache_stats().epochs;
+
+        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(s.cache_stats().epochs, epochs, "no epoch ran");
+        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
+        let last = texts(&out).pop().unwrap();
+        assert!(
+            last.starts_with("FILE f1 plan.md as of t"),
+            "the copy comes last: {:#?}",
+            texts(&out)
+        );
+        assert!(last.contains("- [x] step 040"), "the edit applied");
+        assert!(!last.contains("- [ ] step 040"));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+
+        // The next edit quotes the copy: no second copy.
+        tick_step(&ws, &mut s, &mut t, &v2, 41, "e2").await;
+        let after = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            copies_of(&after, "plan.md").len(),
+            1,
+            "{:#?}",
+            texts(&after)
+        );
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// A failed edit of a file whose current text is in view (its read is
 /// still live): the model can see the file, it misquoted it; a copy would
 /// show the text twice.

@@ -829,15 +829,15 @@ impl Session {
     }
 
     /// Cache layout assembly: host fold, epoch if due, render, engine fold
-    /// if due (then render again); last, the copies a failed edit calls for
+    /// if due (then render again); last, the copies an edit from memory calls for
     /// (after any fold: a fold rewrites the last record, and its working
     /// area may show the file already).
     pub(super) fn assemble_cache(&mut self) -> String {
         let out = self.assemble_cache_folded();
         // A file whose current text a live call still shows needs no copy:
         // the model misquoted what it can see.
-        let failed = std::mem::take(&mut self.cache.failed_edits);
-        self.cache.failed_edits = failed
+        let recalled = std::mem::take(&mut self.cache.from_memory);
+        self.cache.from_memory = recalled
             .into_iter()
             .filter(|&f| {
                 let Some(id) = self.cache.aliases.f.get(f as usize) else {
@@ -850,7 +850,7 @@ impl Session {
         let call = self.records.model_calls.len() as u32;
         if !self
             .cache
-            .failed_edit_copies(call, &p, &Objects(&self.objects))
+            .from_memory_copies(call, &p, &Objects(&self.objects))
         {
             return out;
         }

@@ -28,11 +28,12 @@ impl Session {
         // made; the one shown stays while the file is worked on.
         let copies: Vec<String> = self.cache.copy_texts(f);
         let needed = is_error || !crate::context::working::quoted_in_view(&olds, view, &copies);
-        // A failed edit of text the model did not have in view (not even in
-        // a copy): its memory of the file is wrong, so it is shown the file
-        // as it is now at this call (`CacheLayout::failed_edit_copies`).
-        if is_error && !crate::context::working::quoted_in_view(&olds, view, &[]) {
-            self.cache.failed_edits.push(f);
+        // An edit of text the model did not have in view (not even in a
+        // copy), failed or not: it works on the file from memory, so it is
+        // shown the file as it is now at this call
+        // (`CacheLayout::from_memory_copies`).
+        if !crate::context::working::quoted_in_view(&olds, view, &[]) {
+            self.cache.from_memory.push(f);
         }
         let recall = &mut self.cache.state.recall;
         if needed {

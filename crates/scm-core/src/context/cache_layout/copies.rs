@@ -154,22 +154,25 @@ impl CacheLayout {
         })
     }
 
-    /// Files whose edit just failed on text the model did not have in view
-    /// (its memory of the file is wrong) get their current version
-    /// appended at this call, rather than at the next epoch: in a live run
-    /// the agent would otherwise read the file again before its next try.
+    /// Files whose edit just quoted text the model did not have in view get
+    /// their current version appended at this call, rather than at the next
+    /// epoch: the agent works on them from memory. After a failed edit it
+    /// would otherwise read the file again before its next try; after a
+    /// successful one its next edits of the file quote more of what it
+    /// cannot see (on a real session played through pi, 10 of 105 edits,
+    /// docs/benchmarks.md "Session 32").
     /// Appended after the last message, so the cached prefix stays; the next
     /// epoch keeps or collapses it like any working copy. A file too large
     /// for the copies' budget, or whose current text a live copy already
     /// shows (an epoch or a fold at this call made it), gets none. Whether
     /// one was appended.
-    pub fn failed_edit_copies(
+    pub fn from_memory_copies(
         &mut self,
         call_index: u32,
         p: &CachePolicy,
         doc: &dyn DocLookup,
     ) -> bool {
-        let mut files = std::mem::take(&mut self.failed_edits);
+        let mut files = std::mem::take(&mut self.from_memory);
         files.sort_unstable();
         files.dedup();
         if files.is_empty() || p.working_copy_units == 0 {

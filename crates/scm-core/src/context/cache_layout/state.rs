@@ -129,9 +129,9 @@ pub struct CacheLayout {
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
-    /// Files whose edit, its result arrived at this call, failed on text
-    /// the model did not have in view ([`CacheLayout::failed_edit_copies`]).
-    pub failed_edits: Vec<u32>,
+    /// Files whose edit, its result arrived at this call, quoted text the
+    /// model did not have in view ([`CacheLayout::from_memory_copies`]).
+    pub from_memory: Vec<u32>,
     /// Calls pointing at a working copy, not voided (see
     /// [`ToolCallState::copy_dedupe`]); derived from `state.calls`.
     pub(super) copy_pointers: Vec<u32>,
@@ -154,7 +154,7 @@ impl CacheLayout {
         self.latest_show.clear();
         self.file_calls.clear();
         self.fresh.clear();
-        self.failed_edits.clear();
+        self.from_memory.clear();
         self.read_sizes.clear();
         self.copy_pointers.clear();
         for i in 0..self.state.calls.len() {
