@@ -233,6 +233,42 @@ async fn a_file_edited_from_memory_is_shown_once_as_it_is_now() {
     }
 }
 
+/// The call's last message is the plan's working copy (appended: the
+/// call before it, `before`, stays the cached prefix) and the plan's text
+/// is in view once. The copy's text.
+fn assert_copy_appended(out: &[Value], before: &[Value]) -> String {
+    assert_eq!(&out[..before.len()], before, "the cached prefix stays");
+    let last = texts(out).pop().unwrap();
+    assert!(
+        last.starts_with("FILE f1 plan.md as of t"),
+        "the copy comes last: {:#?}",
+        texts(out)
+    );
+    assert_eq!(occurrences(out, "step 041: do the thing"), 1, "once");
+    last
+}
+
+/// The agent ticks off step `n` quoting the copy: no second copy; every
+/// call so far is reconstructed.
+async fn tick_from_copy(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+    v: &str,
+    n: usize,
+) {
+    tick_step(ws, s, t, v, n, "e2").await;
+    let after = step(s, t, outs).await;
+    assert_eq!(
+        copies_of(&after, "plan.md").len(),
+        1,
+        "{:#?}",
+        texts(&after)
+    );
+    assert_rebuilt(s, outs).await;
+}
+
 /// A failed edit of text the model did not have in view (pi: the text was
 /// not found) says its memory of the file is wrong: the next call shows the
 /// file as it is now, appended after the edit's result (what the last call
@@ -271,26 +307,11 @@ async fn a_failed_edit_shows_the_file_as_it_is_now_at_the_next_call() {
         );
         let out = step(&mut s, &t, &mut outs).await;
         assert_eq!(s.cache_stats().epochs, epochs, "no epoch ran");
-        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
-        let last = texts(&out).pop().unwrap();
-        assert!(
-            last.starts_with("FILE f1 plan.md as of t"),
-            "the copy comes last: {:#?}",
-            texts(&out)
-        );
+        let last = assert_copy_appended(&out, &before);
         assert!(last.contains("- [ ] step 040: do the thing number 040 carefully"));
-        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
 
         // The next edit quotes the copy: no second copy.
-        tick_step(&ws, &mut s, &mut t, &v1, 40, "e2").await;
-        let after = step(&mut s, &t, &mut outs).await;
-        assert_eq!(
-            copies_of(&after, "plan.md").len(),
-            1,
-            "{:#?}",
-            texts(&after)
-        );
-        assert_rebuilt(&s, &outs).await;
+        tick_from_copy(&ws, &mut s, &mut t, &mut outs, &v1, 40).await;
         s.close().await.unwrap();
     }
 }
@@ -321,27 +342,12 @@ async fn a_successful_edit_from_memory_shows_the_file_as_it_is_now_at_the_next_c
         let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
         let out = step(&mut s, &t, &mut outs).await;
         assert_eq!(s.cache_stats().epochs, epochs, "no epoch ran");
-        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
-        let last = texts(&out).pop().unwrap();
-        assert!(
-            last.starts_with("FILE f1 plan.md as of t"),
-            "the copy comes last: {:#?}",
-            texts(&out)
-        );
+        let last = assert_copy_appended(&out, &before);
         assert!(last.contains("- [x] step 040"), "the edit applied");
         assert!(!last.contains("- [ ] step 040"));
-        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
 
         // The next edit quotes the copy: no second copy.
-        tick_step(&ws, &mut s, &mut t, &v2, 41, "e2").await;
-        let after = step(&mut s, &t, &mut outs).await;
-        assert_eq!(
-            copies_of(&after, "plan.md").len(),
-            1,
-            "{:#?}",
-            texts(&after)
-        );
-        assert_rebuilt(&s, &outs).await;
+        tick_from_copy(&ws, &mut s, &mut t, &mut outs, &v2, 41).await;
         s.close().await.unwrap();
     }
 }
