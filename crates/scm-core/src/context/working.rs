@@ -274,21 +274,34 @@ pub fn plan(
             }
         }
     }
+    // The newest live copy of f (an older one is never a view's base).
+    let copy_of = |f: u32| {
+        copies
+            .iter()
+            .filter(|c| c.file == f)
+            .max_by_key(|c| c.after)
+    };
+    // A live copy that a later write or whole read replaced is no view's
+    // base: it holds no place (it collapses), as a file without one.
+    let rests_on_copy = |f: u32| {
+        copy_of(f).is_some_and(|c| view_of(f, calls, fc, Some(c.after)).is_some_and(|v| v.on_copy))
+    };
     let was_kept = |f: &u32| {
-        copies.iter().any(|c| c.file == *f)
+        rests_on_copy(*f)
             || prev
                 .iter()
                 .any(|&k| touched(&calls[k as usize], shows_files).contains(f))
     };
     let (mut first, rest): (Vec<u32>, Vec<u32>) = files.into_iter().partition(was_kept);
     first.extend(rest);
-    // A file with a live copy first (it is paid for, cached), then the
-    // files edited most; stable, so kept views before others, then recency.
-    first.sort_by_key(|f| {
+    // A file whose view rests on a live copy first (it is paid for,
+    // cached), then the files edited most; stable, so kept views before
+    // others, then recency.
+    first.sort_by_cached_key(|&f| {
         (
-            !copies.iter().any(|c| c.file == *f),
-            std::cmp::Reverse(needed(*f).unwrap_or(0)),
-            std::cmp::Reverse(edits.get(f).copied().unwrap_or(0)),
+            !rests_on_copy(f),
+            std::cmp::Reverse(needed(f).unwrap_or(0)),
+            std::cmp::Reverse(edits.get(&f).copied().unwrap_or(0)),
         )
     });
     let mut budget = 0u64;
@@ -298,11 +311,7 @@ pub fn plan(
         if skip(f) {
             continue;
         }
-        // The newest live copy of f (an older one is never a view's base).
-        let copy = copies
-            .iter()
-            .filter(|c| c.file == f)
-            .max_by_key(|c| c.after);
+        let copy = copy_of(f);
         if let Some(view) = view_of(f, calls, fc, copy.map(|c| c.after)) {
             let size: u64 = view
                 .calls
@@ -645,6 +654,49 @@ mod tests {
         calls[4].arg_chars = 3_600;
         let kept = working_calls(&calls, &index(&calls), &p, &|_| Vec::new(), &[]);
         assert_eq!(kept, vec![4]);
+    }
+
+    /// A live copy that a later write of the whole file replaced holds no
+    /// place: the file edited from memory most often gets the copies'
+    /// budget first (the live-played recorded session: a file's copy from
+    /// before the agent rewrote it kept the plan document out of a fold,
+    /// docs/benchmarks.md "Session 32").
+    #[test]
+    fn a_copy_a_write_replaced_does_not_put_its_file_first() {
+        let p = CachePolicy::default();
+        let mut calls = vec![
+            call("read", 0, 40_000, 0),   // 0: the plan, read whole, collapsed
+            call("edit", 0, 40, 400),     // 1
+            call("read", 1, 2_000, 0),    // 2: a slice of f1
+            call("edit", 1, 40, 400),     // 3: after f1's copy (made before 3)
+            call("write", 1, 40, 48_000), // 4: f1 rewritten whole
+            call("edit", 0, 40, 400),     // 5
+        ];
+        calls[0].collapsed = Some(1);
+        calls[2].ranged = true;
+        let fc = index(&calls);
+        let copies = [LiveCopy {
+            file: 1,
+            after: 3,
+            units: 500,
+            at: CopyAt::Epoch(0, 0),
+        }];
+        let input = PlanInput {
+            calls: &calls,
+            fc: &fc,
+            p: &p,
+            shows_files: &|_| Vec::new(),
+            prev: &[],
+            copies: &copies,
+            skip: &|_| false,
+            recall: &|f| Some(if f == 0 { 5 } else { 1 }),
+        };
+        let out = plan(&input, &mut |f| Some(if f == 0 { 9_000 } else { 12_000 }));
+        assert_eq!(out.new_copies, vec![0], "the plan gets its copy");
+        assert!(
+            out.keep_copies.is_empty(),
+            "f1's old copy is no base: it goes"
+        );
     }
 
     #[test]
