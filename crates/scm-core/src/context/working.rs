@@ -497,16 +497,16 @@ pub fn text_from_calls(
     Some(text)
 }
 
-/// pi says so at the end when it cut a read (`Use offset=` to go on) or a
-/// command's output (a shell read: `[Showing lines 1-2000 of 5210. Full
-/// output: /tmp/…]`): not the whole file.
+/// pi says so on the last line when it cut a read (`[Showing lines 1-2000
+/// of 5210. Use offset=2001 to continue.]`, `[N more lines in file. Use
+/// offset=…]`, in older sessions `... (N more lines not shown. Use
+/// offset=…)`) or a command's output (a shell read: `[Showing lines 1-2000
+/// of 5210. Full output: /tmp/…]`): not the whole file. Only the last line:
+/// a file may mention it (pi's own `read.ts` does).
 fn cut_by_host(content: &str) -> bool {
-    content.contains("Use offset=")
-        || content
-            .trim_end()
-            .rsplit('\n')
-            .next()
-            .is_some_and(|l| l.starts_with("[Showing") && l.contains("Full output: "))
+    content.trim_end().rsplit('\n').next().is_some_and(|l| {
+        l.contains("Use offset=") || (l.starts_with("[Showing") && l.contains("Full output: "))
+    })
 }
 
 #[cfg(test)]
@@ -749,6 +749,33 @@ mod tests {
         assert_eq!(
             text_from_calls(0, &calls, &fc, &listed).as_deref(),
             Some("one\nTWO\nthree\n")
+        );
+    }
+
+    /// pi's note that it cut a read is its last line; a file whose text
+    /// merely mentions it (pi's own `read.ts`) is read whole.
+    #[test]
+    fn a_read_is_cut_only_when_its_last_line_says_so() {
+        assert!(cut_by_host(
+            "a\nb\n\n[Showing lines 1-2 of 9. Use offset=3 to continue.]"
+        ));
+        assert!(cut_by_host(
+            "a\n\n[7 more lines in file. Use offset=2 to continue.]\n"
+        ));
+        assert!(cut_by_host(
+            "a\n\n... (257 more lines not shown. Use offset=180 to continue reading)"
+        ));
+        assert!(cut_by_host(
+            "a\n\n[Showing lines 1-2000 of 5210. Full output: /tmp/pi-bash-1.log]"
+        ));
+        let source = "outputText += `[${n} more lines in file. Use offset=${next} to continue.]`;\nreturn outputText;\n";
+        assert!(!cut_by_host(source));
+        let calls = vec![call("read", 0, 10, 0)];
+        let fc = index(&calls);
+        let docs = |_| Some((serde_json::json!({"path": "read.ts"}), source.to_string()));
+        assert_eq!(
+            text_from_calls(0, &calls, &fc, &docs).as_deref(),
+            Some(source)
         );
     }
 
