@@ -228,7 +228,7 @@ export async function liveReplay(file, { line = "1.6", calls = Infinity, out, ke
   }
   // Edits that succeeded live in both runs: the model quoted what was there.
   const okIn = (n, id) => runs[n].results.get(id) && !runs[n].results.get(id).isError;
-  const summary = { session: file, line, calls: {}, strategies: [] };
+  const summary = { session: file, line, strategies: [] };
   for (const [name, { run, results, perCall }] of Object.entries(runs)) {
     let total = 0;
     let edits = 0;

@@ -283,9 +283,15 @@ pub fn plan(
     };
     // A live copy that a later write or whole read replaced is no view's
     // base: it holds no place (it collapses), as a file without one.
-    let rests_on_copy = |f: u32| {
-        copy_of(f).is_some_and(|c| view_of(f, calls, fc, Some(c.after)).is_some_and(|v| v.on_copy))
-    };
+    let on_copy: Vec<u32> = files
+        .iter()
+        .copied()
+        .filter(|&f| {
+            copy_of(f)
+                .is_some_and(|c| view_of(f, calls, fc, Some(c.after)).is_some_and(|v| v.on_copy))
+        })
+        .collect();
+    let rests_on_copy = |f: u32| on_copy.contains(&f);
     let was_kept = |f: &u32| {
         rests_on_copy(*f)
             || prev
@@ -297,7 +303,7 @@ pub fn plan(
     // A file whose view rests on a live copy first (it is paid for,
     // cached), then the files edited most; stable, so kept views before
     // others, then recency.
-    first.sort_by_cached_key(|&f| {
+    first.sort_by_key(|&f| {
         (
             !rests_on_copy(f),
             std::cmp::Reverse(needed(f).unwrap_or(0)),
