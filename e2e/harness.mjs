@@ -9,7 +9,7 @@
 //   const rpc = await startPiRpc({ line: "0.73", script: [...] }); await rpc.prompt("hi"); ... await rpc.close();
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,12 +51,37 @@ export function missingTools(line) {
 	return null;
 }
 
-const readJsonl = (file) =>
-	existsSync(file)
-		? readFileSync(file, "utf8").split("\n").filter((s) => s.trim()).map((s) => {
-				try { return JSON.parse(s); } catch { return { unparsed: s }; }
-			})
-		: [];
+/** Each line of a file, read in chunks: a long pi 0.73 run's events file is
+ * larger than V8's longest string. */
+export function* fileLines(file) {
+	const fd = openSync(file, "r");
+	const chunk = Buffer.alloc(1 << 24);
+	let carry = [];
+	try {
+		for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
+			let start = 0;
+			for (let i; (i = chunk.indexOf(10, start)) >= 0 && i < n; start = i + 1) {
+				carry.push(chunk.subarray(start, i));
+				yield Buffer.concat(carry).toString("utf8");
+				carry = [];
+			}
+			carry.push(Buffer.from(chunk.subarray(start, n)));
+		}
+		if (carry.some((b) => b.length)) yield Buffer.concat(carry).toString("utf8");
+	} finally {
+		closeSync(fd);
+	}
+}
+
+function readJsonl(file) {
+	if (!existsSync(file)) return [];
+	const out = [];
+	for (const s of fileLines(file)) {
+		if (!s.trim()) continue;
+		try { out.push(JSON.parse(s)); } catch { out.push({ unparsed: s }); }
+	}
+	return out;
+}
 
 /** pi's default session dir for a cwd (same encoding on both lines). */
 export function sessionDirFor(agentDir, cwd) {
@@ -291,7 +316,14 @@ export async function startPiRpc(opts = {}) {
 		await exitPromise;
 		clearTimeout(t); clearTimeout(hardTimer);
 		closeSync(err);
-		writeFileSync(p.files.events, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+		// A record at a time: on pi 0.73 every agent_end carries the whole
+		// session, and a long session's records joined pass V8's string limit.
+		const events = openSync(p.files.events, "w");
+		try {
+			for (const r of records) writeSync(events, JSON.stringify(r) + "\n");
+		} finally {
+			closeSync(events);
+		}
 		const r = collect(p, { ...exited, records });
 		r.sessionFile = r.sessionFile ?? findSessionFile(p.agentDir, p.sessionId);
 		return r;

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runPi, startPiRpc, missingTools, readSession, messageText, PROBE_EXTENSION } from "./harness.mjs";
+import { fileLines, runPi, startPiRpc, missingTools, readSession, messageText, PROBE_EXTENSION } from "./harness.mjs";
 
 // All run dirs (and pi's own temp files) go under one dir, removed at the end unless SCM_E2E_KEEP=1.
 const BASE = mkdtempSync(join(tmpdir(), "scm-e2e-"));
@@ -15,6 +15,17 @@ after(() => { if (process.env.SCM_E2E_KEEP !== "1") rmSync(BASE, { recursive: tr
 const text = (m) => messageText(m);
 const lastMessage = (capture) => capture.messages[capture.messages.length - 1];
 const failInfo = (r) => `exit=${r.exitCode} timedOut=${r.timedOut} stderr=${r.stderr.slice(-1500)} runDir=${r.runDir} (SCM_E2E_KEEP=1 keeps it)`;
+
+// A long pi 0.73 run writes more events than one string holds: the harness
+// reads them a line at a time, lines longer than its read buffer and
+// characters split across two reads included.
+it("fileLines gives every line of a file, whatever its length", () => {
+	const file = join(BASE, "lines.jsonl");
+	const lines = ["", "a", "é".repeat(9_000_000), JSON.stringify({ x: "ü" }), "z".repeat(17_000_000), "last"];
+	writeFileSync(file, lines.join("\n") + "\n");
+	assert.deepEqual([...fileLines(file)].map((l) => l.length), lines.map((l) => l.length));
+	assert.ok([...fileLines(file)].every((l, i) => l === lines[i]));
+});
 
 for (const line of ["0.73", "1.5", "1.6"]) {
 	const missing = missingTools(line);
