@@ -891,8 +891,8 @@ async fn a_re_read_of_what_a_working_copy_shows_points_at_the_copy() {
         );
         assert!(points_at_copy(&out, "f1"), "{:#?}", texts(&out));
 
-        // (The plan was edited from memory: it stays working for 40 calls.)
-        for i in 8..60 {
+        // (The plan was edited from memory: it stays working for 40 calls, its small copy 80.)
+        for i in 8..100 {
             make(&mut t, i);
             let out = step(&mut s, &t, &mut outs).await;
             assert!(
@@ -1039,8 +1039,8 @@ async fn a_pin_of_what_a_working_copy_shows_points_at_the_copy_and_keeps_it() {
                 texts(&out)
             );
             // Pinned: the plan once at every call, long after the agent
-            // last worked on it (it stays working 40 calls).
-            for i in 8..70 {
+            // last worked on it (its small copy stays 80 calls).
+            for i in 8..110 {
                 t.user(&format!("go on with part {i}"));
                 make(&mut t, i);
                 let out = step(&mut s, &t, &mut outs).await;
@@ -1090,7 +1090,7 @@ async fn a_deactivated_pin_on_a_copy_hides_it_and_activate_brings_it_back() {
         t.call("p1", "pin", json!({"id": "plan.md"}), &op.message);
         step(&mut s, &t, &mut outs).await;
         // Long past the plan's working window, then hidden on request.
-        other_work(&mut s, &mut t, &mut outs, 8..60).await;
+        other_work(&mut s, &mut t, &mut outs, 8..100).await;
         assert_eq!(
             occurrences(outs.last().unwrap(), "step 041: do the thing"),
             1

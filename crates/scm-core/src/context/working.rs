@@ -4,7 +4,9 @@
 //! seen it once.
 //!
 //! A file is *working* while one of the newest [`CachePolicy::working_calls`]
-//! tool calls read, edited or wrote it, or showed it (activate/pin). Its
+//! tool calls read, edited or wrote it, or showed it (activate/pin), or one
+//! of the newest `working_edited_calls` edited or wrote it (twice that for a
+//! file edited from memory; four times, to keep a small live copy). Its
 //! *view* is what the model needs to quote it exactly: walking back from
 //! its newest call, every edit and write body and every read or activation
 //! result, up to and including the first write, whole-file read or
@@ -244,9 +246,21 @@ pub fn plan(
     // A file the agent edits from memory stays working twice as long: it is
     // the document it keeps coming back to (a plan, a checklist).
     let recall_calls = p.working_edited_calls.saturating_mul(2);
-    let reach = p.working_calls.max(recall_calls) as usize;
+    // A small one keeps its live copy twice as long again (the docs it
+    // updates after each change, a hundred calls apart): the copy is in the
+    // cached prefix already and costs little to carry; nothing new is shown
+    // for it past `recall_calls`.
+    let copy_calls = recall_calls.saturating_mul(2);
+    let small_copy = |f: u32| {
+        copies
+            .iter()
+            .any(|c| c.file == f && c.units <= u64::from(p.working_copy_units) / 4)
+    };
+    let reach = p.working_calls.max(copy_calls) as usize;
     let mut files: Vec<u32> = Vec::new();
     let mut editing: Vec<u32> = Vec::new();
+    // Files working only for their live copy.
+    let mut copy_only: Vec<u32> = Vec::new();
     // Edits and writes per file in the window: the files worked on most
     // get the budgets first.
     let mut edits: HashMap<u32, u32> = HashMap::new();
@@ -260,6 +274,14 @@ pub fn plan(
         let recalled = is_edit && n - i <= recall_calls as usize && c.file.is_some_and(recall);
         let edited = edited || recalled;
         if !recent && !edited {
+            let kept_copy = is_edit && n - i <= copy_calls as usize;
+            if let Some(f) = c
+                .file
+                .filter(|&f| kept_copy && recall(f) && small_copy(f) && !files.contains(&f))
+            {
+                files.push(f);
+                copy_only.push(f);
+            }
             continue;
         }
         for f in touched(c, shows_files) {
@@ -302,9 +324,11 @@ pub fn plan(
     first.extend(rest);
     // A file whose view rests on a live copy first (it is paid for,
     // cached), then the files edited most; stable, so kept views before
-    // others, then recency.
+    // others, then recency. Files kept only for their copy come last: they
+    // are no longer worked on.
     first.sort_by_key(|&f| {
         (
+            copy_only.contains(&f),
             !rests_on_copy(f),
             std::cmp::Reverse(needed(f).unwrap_or(0)),
             std::cmp::Reverse(edits.get(&f).copied().unwrap_or(0)),
@@ -349,6 +373,9 @@ pub fn plan(
                 && editing.contains(&f)
                 && copy_budget + base + size <= u64::from(p.working_copy_units)
                 && current_units(f).is_some_and(|u| size * 4 <= u * 5);
+            if copy_only.contains(&f) && !(view.on_copy && (fits || in_area)) {
+                continue;
+            }
             if fits || as_copy || in_area {
                 if fits && !view.on_copy {
                     budget += size;
@@ -361,6 +388,9 @@ pub fn plan(
                 }
                 continue;
             }
+        }
+        if copy_only.contains(&f) {
+            continue;
         }
         // Its view cannot be kept whole: the current version instead, once,
         // for a file being edited.
@@ -550,6 +580,30 @@ mod tests {
         plan(&input, &mut |_| None).calls
     }
 
+    /// A plan's input with live copies: no activations, nothing kept
+    /// before, nothing deactivated.
+    fn copies_input<'a>(
+        calls: &'a [ToolCallState],
+        fc: &'a FileCalls,
+        p: &'a CachePolicy,
+        copies: &'a [LiveCopy],
+        recall: &'a dyn Fn(u32) -> Option<u32>,
+    ) -> PlanInput<'a> {
+        fn no_files(_: &ToolCallState) -> Vec<u32> {
+            Vec::new()
+        }
+        PlanInput {
+            calls,
+            fc,
+            p,
+            shows_files: &no_files,
+            prev: &[],
+            copies,
+            skip: &|_| false,
+            recall,
+        }
+    }
+
     fn index(calls: &[ToolCallState]) -> FileCalls {
         let mut fc = FileCalls::default();
         for (i, c) in calls.iter().enumerate() {
@@ -687,22 +741,105 @@ mod tests {
             units: 500,
             at: CopyAt::Epoch(0, 0),
         }];
-        let input = PlanInput {
-            calls: &calls,
-            fc: &fc,
-            p: &p,
-            shows_files: &|_| Vec::new(),
-            prev: &[],
-            copies: &copies,
-            skip: &|_| false,
-            recall: &|f| Some(if f == 0 { 5 } else { 1 }),
-        };
+        let recall = |f| Some(if f == 0 { 5 } else { 1 });
+        let input = copies_input(&calls, &fc, &p, &copies, &recall);
         let out = plan(&input, &mut |f| Some(if f == 0 { 9_000 } else { 12_000 }));
         assert_eq!(out.new_copies, vec![0], "the plan gets its copy");
         assert!(
             out.keep_copies.is_empty(),
             "f1's old copy is no base: it goes"
         );
+    }
+
+    /// A small document the agent edits from memory keeps its live copy
+    /// four times `working_edited_calls`: it comes back to it a hundred
+    /// calls later ("update the docs too") and quotes the copy (the second
+    /// real session's `docs/theme.md`, docs/benchmarks.md "Session 33"). A
+    /// large one (a plan of 48k chars) does not: carrying it costs more than
+    /// a re-read; nor is anything new shown for either past twice that.
+    #[test]
+    fn a_small_file_edited_from_memory_keeps_its_copy_a_hundred_calls_on() {
+        let p = CachePolicy::default();
+        let mut calls = vec![
+            call("read", 0, 40_000, 0), // 0: the doc, read whole, collapsed
+            call("edit", 0, 40, 400),   // 1: from memory; its copy came before it
+        ];
+        calls[0].collapsed = Some(1);
+        for _ in 0..99 {
+            let mut c = call("bash", 0, 90, 10);
+            c.file = None;
+            calls.push(c);
+        }
+        let fc = index(&calls);
+        let small = [LiveCopy {
+            file: 0,
+            after: 1,
+            units: 2_500,
+            at: CopyAt::Epoch(0, 0),
+        }];
+        let input = copies_input(&calls, &fc, &p, &small, &|_| Some(1));
+        let out = plan(&input, &mut |_| Some(2_500));
+        assert_eq!(out.keep_copies, vec![CopyAt::Epoch(0, 0)], "the copy stays");
+        assert_eq!(out.calls, vec![1], "with the edit after it");
+        let keeps_nothing = |input: PlanInput<'_>, units: u64| {
+            assert_eq!(plan(&input, &mut |_| Some(units)), WorkingPlan::default());
+        };
+        // A large copy goes.
+        let large = [LiveCopy {
+            units: 12_000,
+            ..small[0]
+        }];
+        keeps_nothing(
+            PlanInput {
+                copies: &large,
+                ..input
+            },
+            12_000,
+        );
+        // Without a live copy, none is made this late.
+        keeps_nothing(
+            PlanInput {
+                copies: &[],
+                ..input
+            },
+            2_500,
+        );
+        // Past four times, the small one goes too.
+        let late: Vec<ToolCallState> = calls.iter().chain(&calls[2..32]).cloned().collect();
+        keeps_nothing(
+            PlanInput {
+                calls: &late,
+                ..input
+            },
+            2_500,
+        );
+        // It comes after the files still worked on, however often it was
+        // edited from memory: f1, edited now, keeps its copy.
+        let mut now = calls.clone();
+        now.extend([call("read", 1, 40_000, 0), call("edit", 1, 40, 400)]);
+        now[101].collapsed = Some(1);
+        let fc = index(&now);
+        let p = CachePolicy {
+            working_copy_units: 4_000,
+            ..p
+        };
+        let both = [
+            LiveCopy {
+                units: 900,
+                ..small[0]
+            },
+            LiveCopy {
+                file: 1,
+                after: 102,
+                units: 3_500,
+                at: CopyAt::Epoch(101, 0),
+            },
+        ];
+        let often = |f| Some(if f == 0 { 9 } else { 1 });
+        let out = plan(&copies_input(&now, &fc, &p, &both, &often), &mut |f| {
+            Some(if f == 0 { 900 } else { 3_500 })
+        });
+        assert_eq!(out.keep_copies, vec![CopyAt::Epoch(101, 0)]);
     }
 
     #[test]
