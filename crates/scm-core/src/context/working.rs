@@ -251,11 +251,15 @@ pub fn plan(
     // cached prefix already and costs little to carry; nothing new is shown
     // for it past `recall_calls`.
     let copy_calls = recall_calls.saturating_mul(2);
-    let small_copy = |f: u32| {
+    // The newest live copy of f (an older one is never a view's base).
+    let copy_of = |f: u32| {
         copies
             .iter()
-            .any(|c| c.file == f && c.units <= u64::from(p.working_copy_units) / 4)
+            .filter(|c| c.file == f)
+            .max_by_key(|c| c.after)
     };
+    let small_copy =
+        |f: u32| copy_of(f).is_some_and(|c| c.units <= u64::from(p.working_copy_units) / 4);
     let reach = p.working_calls.max(copy_calls) as usize;
     let mut files: Vec<u32> = Vec::new();
     let mut editing: Vec<u32> = Vec::new();
@@ -296,13 +300,6 @@ pub fn plan(
             }
         }
     }
-    // The newest live copy of f (an older one is never a view's base).
-    let copy_of = |f: u32| {
-        copies
-            .iter()
-            .filter(|c| c.file == f)
-            .max_by_key(|c| c.after)
-    };
     // A live copy that a later write or whole read replaced is no view's
     // base: it holds no place (it collapses), as a file without one.
     let on_copy: Vec<u32> = files
@@ -792,6 +789,23 @@ mod tests {
         keeps_nothing(
             PlanInput {
                 copies: &large,
+                ..input
+            },
+            12_000,
+        );
+        // So does a large copy made after a small one: the newest counts.
+        let both = [
+            small[0],
+            LiveCopy {
+                after: 2,
+                units: 12_000,
+                at: CopyAt::Epoch(2, 0),
+                ..small[0]
+            },
+        ];
+        keeps_nothing(
+            PlanInput {
+                copies: &both,
                 ..input
             },
             12_000,
