@@ -263,7 +263,8 @@ pub fn plan(
     let reach = p.working_calls.max(copy_calls) as usize;
     let mut files: Vec<u32> = Vec::new();
     let mut editing: Vec<u32> = Vec::new();
-    // Files working only for their live copy.
+    // Files working only for their live copy; never `editing`, so they get
+    // no new copy and no edit bodies.
     let mut copy_only: Vec<u32> = Vec::new();
     // Edits and writes per file in the window: the files worked on most
     // get the budgets first.
@@ -311,6 +312,8 @@ pub fn plan(
         })
         .collect();
     let rests_on_copy = |f: u32| on_copy.contains(&f);
+    // A file kept only for its copy is working while its view rests on it.
+    files.retain(|f| !copy_only.contains(f) || rests_on_copy(*f));
     let was_kept = |f: &u32| {
         rests_on_copy(*f)
             || prev
@@ -370,9 +373,6 @@ pub fn plan(
                 && editing.contains(&f)
                 && copy_budget + base + size <= u64::from(p.working_copy_units)
                 && current_units(f).is_some_and(|u| size * 4 <= u * 5);
-            if copy_only.contains(&f) && !(view.on_copy && (fits || in_area)) {
-                continue;
-            }
             if fits || as_copy || in_area {
                 if fits && !view.on_copy {
                     budget += size;
@@ -385,9 +385,6 @@ pub fn plan(
                 }
                 continue;
             }
-        }
-        if copy_only.contains(&f) {
-            continue;
         }
         // Its view cannot be kept whole: the current version instead, once,
         // for a file being edited.
