@@ -510,14 +510,17 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
     }
 }
 
-/// The agent reads the file again and edits from what it read: it no
-/// longer works from memory, so no new copy is made; the one shown stays
-/// while the file is worked on and collapses to a ref once it is not.
+/// The agent reads the file again and edits from what it read: no new copy
+/// is made for it. But it has edited the file from memory once and will
+/// again (a real session played through pi: `theme.ts` edited after a grep,
+/// then from memory 90 calls on), so the copy shown stays as long as for a
+/// file edited from memory, and collapses to a ref once the agent has moved
+/// on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
+async fn after_an_edit_from_a_fresh_read_the_copy_stays_and_no_new_one_comes() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut s = ws.open(opts("copygoes")).await;
+        let mut s = ws.open(opts("copystays")).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
         let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
@@ -525,6 +528,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
         step(&mut s, &t, &mut outs).await;
         other_work(&mut s, &mut t, &mut outs, 4..8).await;
         assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        let made = s.cache_stats().copies;
 
         // A ranged read, and an edit quoting it (the copy shows it too).
         let part: String = v2.lines().skip(9).take(4).collect::<Vec<_>>().join("\n");
@@ -546,11 +550,21 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
             "Successfully replaced text in plan.md.",
         );
         step(&mut s, &t, &mut outs).await;
-        // The next epochs keep the copy (the file is still being edited) ...
-        other_work(&mut s, &mut t, &mut outs, 8..9).await;
-        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
-        // ... until the agent has moved on.
-        other_work(&mut s, &mut t, &mut outs, 9..32).await;
+        // Past `working_edited_calls` (20) after that edit, the copy and the
+        // edit after it are still the plan's current text in view (before
+        // session 34 the copy had collapsed here: the edit made the file one
+        // the agent reads before editing) ...
+        other_work(&mut s, &mut t, &mut outs, 8..32).await;
+        let out = outs.last().unwrap();
+        assert_eq!(copies_of(out, "plan.md").len(), 1, "{:#?}", texts(out));
+        let json = serde_json::to_string(out).unwrap();
+        assert_eq!(json.matches("- [x] step 010: do the thing").count(), 1);
+        assert_eq!(occurrences(out, "step 041: do the thing"), 1, "once");
+        // ... no new copy was made for it ...
+        assert_eq!(s.cache_stats().copies, made, "no new copy");
+        // ... and once the agent has moved on (a small copy stays four
+        // times `working_edited_calls`), it collapses to a ref.
+        other_work(&mut s, &mut t, &mut outs, 32..100).await;
         let out = outs.last().unwrap();
         assert!(copies_of(out, "plan.md").is_empty(), "{:#?}", texts(out));
         assert!(
@@ -558,6 +572,7 @@ async fn the_copy_goes_once_the_agent_edits_from_a_fresh_read() {
             "collapsed to a ref: {:#?}",
             texts(out)
         );
+        assert_eq!(s.cache_stats().copies, made, "no new copy");
         assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }

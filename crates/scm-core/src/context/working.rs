@@ -6,7 +6,8 @@
 //! A file is *working* while one of the newest [`CachePolicy::working_calls`]
 //! tool calls read, edited or wrote it, or showed it (activate/pin), or one
 //! of the newest `working_edited_calls` edited or wrote it (twice that for a
-//! file edited from memory; four times, to keep a small live copy). Its
+//! file the agent has edited from memory, even if its latest edit quoted
+//! what it could see; four times, to keep a small live copy). Its
 //! *view* is what the model needs to quote it exactly: walking back from
 //! its newest call, every edit and write body and every read or activation
 //! result, up to and including the first write, whole-file read or
@@ -211,8 +212,9 @@ pub struct PlanInput<'a> {
     pub copies: &'a [LiveCopy],
     /// Files that keep nothing (the agent deactivated them).
     pub skip: &'a dyn Fn(u32) -> bool,
-    /// Files the agent edits from memory, with how many of its edits
-    /// needed that (see `CacheState::recall`).
+    /// Files the agent has edited from memory, with how many of its edits
+    /// needed that since one did not (see `CacheState::recall`): above 0
+    /// they get new copies; every such file keeps its reach.
     pub recall: &'a dyn Fn(u32) -> Option<u32>,
 }
 
@@ -235,7 +237,10 @@ pub fn plan(
         skip,
         recall: needed,
     } = *input;
-    let recall = |f: u32| needed(f).is_some();
+    // Needs new copies: its last edit was from memory.
+    let recall = |f: u32| needed(f).is_some_and(|k| k > 0);
+    // Has been edited from memory: its view and copy reach further.
+    let from_memory = |f: u32| needed(f).is_some();
     let mut out = WorkingPlan::default();
     if p.working_calls == 0 || (p.working_units == 0 && p.working_copy_units == 0) {
         return out;
@@ -276,13 +281,13 @@ pub fn plan(
         let recent = n - i <= p.working_calls as usize;
         let is_edit = matches!(c.tool.as_str(), "edit" | "write");
         let edited = is_edit && n - i <= p.working_edited_calls as usize;
-        let recalled = is_edit && n - i <= recall_calls as usize && c.file.is_some_and(recall);
+        let recalled = is_edit && n - i <= recall_calls as usize && c.file.is_some_and(from_memory);
         let edited = edited || recalled;
         if !recent && !edited {
             let kept_copy = is_edit && n - i <= copy_calls as usize;
             if let Some(f) = c
                 .file
-                .filter(|&f| kept_copy && recall(f) && small_copy(f) && !files.contains(&f))
+                .filter(|&f| kept_copy && from_memory(f) && small_copy(f) && !files.contains(&f))
             {
                 files.push(f);
                 copy_only.push(f);
@@ -745,6 +750,64 @@ mod tests {
         );
     }
 
+    /// Call 0 reads file 0 whole (collapsed since), call 1 edits it from
+    /// memory, then `n` calls of other work.
+    fn edited_then_other_work(n: usize) -> Vec<ToolCallState> {
+        let mut calls = vec![call("read", 0, 40_000, 0), call("edit", 0, 40, 400)];
+        calls[0].collapsed = Some(1);
+        for _ in 0..n {
+            let mut c = call("bash", 0, 90, 10);
+            c.file = None;
+            calls.push(c);
+        }
+        calls
+    }
+
+    /// File 0's copy, made before call 1 (its edit).
+    fn copy_after_the_edit(units: u64) -> LiveCopy {
+        LiveCopy {
+            file: 0,
+            after: 1,
+            units,
+            at: CopyAt::Epoch(0, 0),
+        }
+    }
+
+    /// A file the agent has edited from memory whose latest edit quoted what
+    /// it could see (`recall` 0): its view and copy reach as far as for a file
+    /// edited from memory, but it gets no new copy.
+    #[test]
+    fn a_file_once_edited_from_memory_keeps_its_reach_but_gets_no_new_copy() {
+        let p = CachePolicy::default();
+        // 40 calls on: past `working_edited_calls`, within twice that.
+        let calls = edited_then_other_work(39);
+        let fc = index(&calls);
+        let copy = [copy_after_the_edit(8_000)];
+        let input = copies_input(&calls, &fc, &p, &copy, &|_| Some(0));
+        let out = plan(&input, &mut |_| Some(8_000));
+        assert_eq!(out.keep_copies, vec![CopyAt::Epoch(0, 0)], "the copy stays");
+        assert_eq!(out.calls, vec![1], "with the edit after it");
+        assert!(out.new_copies.is_empty());
+        // A file never edited from memory has gone by then.
+        let never = PlanInput {
+            recall: &|_| None,
+            ..input
+        };
+        assert_eq!(plan(&never, &mut |_| Some(8_000)), WorkingPlan::default());
+        // Without a live copy none is made for it; one edit from memory
+        // since, and one is.
+        let bare = PlanInput {
+            copies: &[],
+            ..input
+        };
+        assert_eq!(plan(&bare, &mut |_| Some(8_000)), WorkingPlan::default());
+        let again = PlanInput {
+            recall: &|_| Some(1),
+            ..bare
+        };
+        assert_eq!(plan(&again, &mut |_| Some(8_000)).new_copies, vec![0]);
+    }
+
     /// A small document the agent edits from memory keeps its live copy
     /// four times `working_edited_calls`: it comes back to it a hundred
     /// calls later ("update the docs too") and quotes the copy (the second
@@ -754,23 +817,9 @@ mod tests {
     #[test]
     fn a_small_file_edited_from_memory_keeps_its_copy_a_hundred_calls_on() {
         let p = CachePolicy::default();
-        let mut calls = vec![
-            call("read", 0, 40_000, 0), // 0: the doc, read whole, collapsed
-            call("edit", 0, 40, 400),   // 1: from memory; its copy came before it
-        ];
-        calls[0].collapsed = Some(1);
-        for _ in 0..99 {
-            let mut c = call("bash", 0, 90, 10);
-            c.file = None;
-            calls.push(c);
-        }
+        let calls = edited_then_other_work(99);
         let fc = index(&calls);
-        let small = [LiveCopy {
-            file: 0,
-            after: 1,
-            units: 2_500,
-            at: CopyAt::Epoch(0, 0),
-        }];
+        let small = [copy_after_the_edit(2_500)];
         let input = copies_input(&calls, &fc, &p, &small, &|_| Some(1));
         let out = plan(&input, &mut |_| Some(2_500));
         assert_eq!(out.keep_copies, vec![CopyAt::Epoch(0, 0)], "the copy stays");

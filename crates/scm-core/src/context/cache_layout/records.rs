@@ -159,11 +159,14 @@ pub struct CacheState {
     /// made while no session ran).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub seen: BTreeMap<String, String>,
-    /// Files (alias indices) the agent edits from memory — an edit quoted
-    /// text that was not in its view, or failed — with how many of its
-    /// edits did: they get working copies (see [`crate::context::working`]).
-    /// A file leaves at its first edit that quotes text shown outside its
-    /// copies (the agent reads before it edits again).
+    /// Files (alias indices) the agent has edited from memory — an edit
+    /// quoted text that was not in its view, or failed — with how many of
+    /// its edits did since the last one that quoted text shown outside its
+    /// copies. While that count is above 0 the file gets new working copies
+    /// (see [`crate::context::working`]); at 0 (the agent read before it
+    /// edited again) it gets none, but stays a file the agent comes back to
+    /// from memory: it keeps its view and copy as long as one edited from
+    /// memory.
     #[serde(rename = "recall", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub recall: BTreeMap<u32, u32>,
 }
