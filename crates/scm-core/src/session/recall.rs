@@ -42,8 +42,8 @@ impl Session {
         } else if let Some(k) = recall.get_mut(&f) {
             // No new copies; but the file stays one the agent comes back
             // to from memory. An edit quoting a grep's or a ranged read's
-            // lines says nothing about the next one, a hundred calls on (a
-            // real session played through pi: 4 of 200 edits).
+            // lines says nothing about the next one, tens of calls on (the
+            // two real sessions played through pi: 4 of 200 edits).
             *k = 0;
         }
     }
