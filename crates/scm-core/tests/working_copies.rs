@@ -513,7 +513,7 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
 /// The agent reads the file again and edits from what it read: no new copy
 /// is made for it. But it has edited the file from memory once and will
 /// again (a real session played through pi: `theme.ts` edited after a grep,
-/// then from memory 90 calls on), so the copy shown stays as long as for a
+/// then from memory 80 calls on), so the copy shown stays as long as for a
 /// file edited from memory, and collapses to a ref once the agent has moved
 /// on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

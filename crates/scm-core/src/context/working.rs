@@ -237,7 +237,8 @@ pub fn plan(
         skip,
         recall: needed,
     } = *input;
-    // Needs new copies: its last edit was from memory.
+    // Gets new copies: edited from memory (or written large), and no edit
+    // since quoted what was in view.
     let recall = |f: u32| needed(f).is_some_and(|k| k > 0);
     // Has been edited from memory: its view and copy reach further.
     let from_memory = |f: u32| needed(f).is_some();
