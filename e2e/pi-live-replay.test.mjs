@@ -5,7 +5,8 @@
 //   - an edit that succeeded in both runs had its anchor in view (the replay benchmark's rule), but for the
 //     first edit of a file made from memory after a long gap: the model quotes a file it last saw 80–190 calls
 //     before (pi alone keeps everything); the next call shows the file as it is now, so the edits after it see
-//     what they quote (101 of the 105 edits; 99 before session 34, 97 before session 33, 87 before session 32);
+//     what they quote (102 of the 105 edits; 101 before session 35, 99 before session 34, 97 before session 33,
+//     87 before session 32);
 //   - the model is sent less than pi alone sends, within issue 10's standard-price target.
 // Run: node --test e2e/pi-live-replay.test.mjs   (needs scripts/pi/setup.sh and a built addon)
 import { describe, it } from "node:test";
@@ -18,8 +19,9 @@ tempBase("pi-live-replay");
 const SESSION = join(REPO, "bench/replay/workloads/pi-session-themes.jsonl");
 // The whole session (439 calls live; about 20 s a line): `theme.ts` edited from memory at calls 106–108 (its
 // last read at call 20) and again at 248–254 (its copy kept since session 34: edits after greps in between had
-// made it a file the agent reads before it edits), `docs/theme.md` at 117 and at 258 and 413 (its small working
-// copy kept since session 33), `dark.json` at 406 (since session 34), `README.md` at 425.
+// made it a file the agent reads before it edits), `docs/theme.md` at 117 (since session 35: the slice read just
+// before shows the small file whole) and at 258 and 413 (its small working copy kept since session 33),
+// `dark.json` at 406 (since session 34), `README.md` at 425.
 // An edit hidden right after another hidden edit of the same file would mean the copy did not come.
 const NEAR = 20;
 
@@ -41,7 +43,7 @@ for (const line of PI_LINES) {
 				const before = scm.missed.slice(0, i).find((o) => o.path === m.path && m.call - o.call <= NEAR);
 				assert.equal(before, undefined, `${m.path} hidden at ${m.call}, right after ${before?.call}: ${missed}`);
 			}
-			assert.ok(scm.supported >= scm.edits - 4, `${scm.supported} / ${scm.edits} edits' anchors in view: ${missed}`);
+			assert.ok(scm.supported >= scm.edits - 3, `${scm.supported} / ${scm.edits} edits' anchors in view: ${missed}`);
 			assert.ok(scm.totalRatio < 0.3, `total ${scm.totalRatio.toFixed(3)}× pi alone`);
 			assert.ok(scm.priceRatios.standard <= 0.3, `standard ${scm.priceRatios.standard.toFixed(3)}× pi alone`);
 		});

@@ -21,8 +21,10 @@ const CHEAP_READS = { "pi-session-refactor.jsonl": 0.53, "pi-session-themes.json
 // at `high` 9,000-11,000); since session 13 read and activation pointers to
 // working copies shorten its context from call 178 on, the default lands on
 // 122 of 128, the neighbouring settings unchanged (docs/benchmarks.md,
-// "Session 13"). Its bound is today's figure, which must not get worse.
-const VISIBILITY = { "pi-session-refactor.jsonl": 0.98, "pi-session-themes.jsonl": 0.95 };
+// "Session 13"). Since session 35 it meets the issue's 97% too (125 of 128,
+// 124 before: a slice of a small file being edited shows the file whole;
+// docs/benchmarks.md "Session 35").
+const VISIBILITY = { "pi-session-refactor.jsonl": 0.98, "pi-session-themes.jsonl": 0.97 };
 const SESSIONS = REAL_SESSIONS.map((s) => ({ ...s, cheapReads: CHEAP_READS[s.name], visibility: VISIBILITY[s.name] }));
 
 for (const { file, name, skip, cheapReads, visibility } of SESSIONS) {

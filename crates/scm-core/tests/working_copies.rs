@@ -510,6 +510,159 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
     }
 }
 
+/// `src.ts` read whole (`r0`, unless `whole` is false: then only a slice of
+/// it) and edited from what the model had in view (`e0`), then other work
+/// until the read has collapsed; then a slice of it (`r1`, `lines` from
+/// line 30 on, or from line 1 when `lines` is 60: the whole file). The
+/// outputs of the calls before the slice, and the slice's call.
+async fn edit_then_slice(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    whole: bool,
+    lines: usize,
+) -> (Vec<Vec<Value>>, Vec<Value>) {
+    let mut outs = Vec::new();
+    let v1 = plan(60);
+    ws.write("src.ts", &v1);
+    s.read("src.ts").await.unwrap();
+    let first: String = v1.lines().take(12).collect::<Vec<_>>().join("\n");
+    if whole {
+        t.user("fix it")
+            .call("r0", "read", json!({"path": "src.ts"}), &v1);
+    } else {
+        t.user("fix it").call(
+            "r0",
+            "read",
+            json!({"path": "src.ts", "offset": 1, "limit": 12}),
+            &first,
+        );
+    }
+    step(s, t, &mut outs).await;
+    let v2 = v1.replace("- [ ] step 010", "- [x] step 010");
+    ws.write("src.ts", &v2);
+    s.observe_edit("src.ts").await.unwrap();
+    t.call(
+        "e0",
+        "edit",
+        json!({"path": "src.ts", "oldText": "- [ ] step 010: do the thing number 010 carefully",
+               "newText": "- [x] step 010: do the thing number 010 carefully"}),
+        "Successfully replaced text in src.ts.",
+    );
+    step(s, t, &mut outs).await;
+    other_work(s, t, &mut outs, 0..4).await;
+    quiet_call(s, t, &mut outs).await;
+    let from = if lines == 60 { 1 } else { 30 };
+    let part: String = v2
+        .lines()
+        .skip(from - 1)
+        .take(lines)
+        .collect::<Vec<_>>()
+        .join("\n");
+    t.call(
+        "r1",
+        "read",
+        json!({"path": "src.ts", "offset": from, "limit": lines}),
+        &part,
+    );
+    let before = outs.clone();
+    step(s, t, &mut outs).await;
+    (before, outs.pop().unwrap())
+}
+
+/// A slice of a small file the agent saw whole and is editing, whose whole
+/// text is no longer in view: the agent is about to edit it again, quoting
+/// lines around the slice from what it remembers of the whole (a real
+/// session: `docs/theme.md` read in two slices, then an edit quoting five
+/// lines past the second). That call shows the file as it is now, once,
+/// appended (the cached prefix stays); the next slice gets no second copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slice_of_a_small_file_being_edited_shows_it_whole_at_that_call() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("slice")).await;
+        let mut t = Transcript::default();
+        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        let before = outs.last().unwrap().clone();
+        assert_eq!(
+            occurrences(&before, "step 041: do the thing"),
+            0,
+            "the read has collapsed: {:#?}",
+            texts(&before)
+        );
+        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
+        let copies = copies_of(&out, "src.ts");
+        assert_eq!(copies.len(), 1, "{:#?}", texts(&out));
+        let last = texts(&out).pop().unwrap();
+        assert!(
+            last.starts_with("FILE f1 src.ts as of t"),
+            "appended: {last}"
+        );
+        assert!(last.contains("- [x] step 010"), "the current version");
+        assert!(!last.contains("- [ ] step 010"));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        outs.push(out);
+
+        // Another slice: the copy shows the file already.
+        t.call(
+            "r2",
+            "read",
+            json!({"path": "src.ts", "offset": 50, "limit": 5}),
+            &plan(60)
+                .lines()
+                .skip(49)
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(copies_of(&out, "src.ts").len(), 1, "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// No copy for a slice of a file only ever seen in slices (the agent does
+/// not remember it whole), nor while its whole read is in view, nor of a
+/// file larger than a small copy, nor for a slice that covers the whole
+/// file (random seeds 34, 50: check 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slice_gets_no_copy_of_a_file_never_seen_whole_in_view_or_large() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut t = Transcript::default();
+        let mut s = ws.open(opts("slice-unseen")).await;
+        let (_, out) = edit_then_slice(&ws, &mut s, &mut t, false, 5).await;
+        assert!(copies_of(&out, "src.ts").is_empty(), "{:#?}", texts(&out));
+        s.close().await.unwrap();
+
+        let mut o = opts("slice-in-view");
+        o.cache.high = 100_000; // no epoch: the read stays in view
+        let mut t = Transcript::default();
+        let mut s = ws.open(o).await;
+        let (_, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        assert!(copies_of(&out, "src.ts").is_empty(), "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        s.close().await.unwrap();
+
+        let mut o = opts("slice-large");
+        o.cache.working_copy_units = 2_800; // a small copy: 700 units, the file 750
+        let mut t = Transcript::default();
+        let mut s = ws.open(o).await;
+        let (_, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        assert!(copies_of(&out, "src.ts").is_empty(), "{:#?}", texts(&out));
+        s.close().await.unwrap();
+
+        let mut t = Transcript::default();
+        let mut s = ws.open(opts("slice-whole")).await;
+        let (_, out) = edit_then_slice(&ws, &mut s, &mut t, true, 60).await;
+        assert!(copies_of(&out, "src.ts").is_empty(), "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        s.close().await.unwrap();
+    }
+}
+
 /// The agent reads the file again and edits from what it read: no new copy
 /// is made for it. But it has edited the file from memory once and will
 /// again (a real session played through pi: `theme.ts` edited after a grep,

@@ -37,6 +37,14 @@
 //! one collapses to `[f3 · 620 lines]`. Where copies go, and what a fold
 //! does with them, is `cache_layout/copies.rs`. Measured with the
 //! edit-anchor instrument in docs/benchmarks.md ("Context sufficiency").
+//!
+//! **A slice of a file being edited** ([`slice_of_edited`]): a ranged read
+//! of a small file the agent edited in the newest `working_edited_calls`,
+//! whose whole text it no longer has in view, gets the file's current
+//! version appended at that call, once. The agent looks at part of the file
+//! it is changing and edits next, quoting lines around the slice from what
+//! it remembers of the whole (on the two real sessions, 2 of the 6 edits
+//! still hidden quoted lines just past the slice read the call before).
 
 use std::collections::HashMap;
 
@@ -198,6 +206,48 @@ fn view_of(
     })
 }
 
+/// The largest working copy counted as small: it may stay longer, and a
+/// slice of its file being edited calls for it ([`slice_of_edited`]).
+pub fn small_copy_units(p: &CachePolicy) -> u64 {
+    u64::from(p.working_copy_units) / 4
+}
+
+/// Call `call`, a slice of a file (a ranged read, not a numbered listing)
+/// the agent saw whole before (read, wrote or activated) and edited or
+/// wrote in the newest `working_edited_calls` tool calls: that file, which
+/// may get its current version appended at this call (if small and not in
+/// view whole: `CacheLayout::from_memory_copies`). A file only ever seen in
+/// slices is not one it remembers whole.
+pub fn slice_of_edited(
+    calls: &[ToolCallState],
+    fc: &FileCalls,
+    call: u32,
+    p: &CachePolicy,
+) -> Option<u32> {
+    let c = calls.get(call as usize)?;
+    if c.tool != "read" || !c.ranged || c.numbered || c.is_error {
+        return None;
+    }
+    let f = c.file?;
+    let before = || fc.of(f).iter().rev().skip_while(|&&k| k >= call);
+    let edited = before()
+        .take_while(|&&k| call - k <= p.working_edited_calls)
+        .any(|&k| {
+            let o = &calls[k as usize];
+            !o.is_error && matches!(o.tool.as_str(), "edit" | "write")
+        });
+    let seen_whole = before().any(|&k| {
+        let o = &calls[k as usize];
+        !o.is_error
+            && match o.tool.as_str() {
+                "write" => true,
+                "read" => !o.ranged || o.numbered,
+                _ => !o.shows.is_empty(),
+            }
+    });
+    (edited && seen_whole).then_some(f)
+}
+
 /// What an epoch's working plan reads.
 #[derive(Clone, Copy)]
 pub struct PlanInput<'a> {
@@ -264,8 +314,7 @@ pub fn plan(
             .filter(|c| c.file == f)
             .max_by_key(|c| c.after)
     };
-    let small_copy =
-        |f: u32| copy_of(f).is_some_and(|c| c.units <= u64::from(p.working_copy_units) / 4);
+    let small_copy = |f: u32| copy_of(f).is_some_and(|c| c.units <= small_copy_units(p));
     let reach = p.working_calls.max(copy_calls) as usize;
     let mut files: Vec<u32> = Vec::new();
     let mut editing: Vec<u32> = Vec::new();
@@ -634,6 +683,38 @@ mod tests {
             vec![2, 3],
             "f1's view: read 2 and edit 3; f2 is not working"
         );
+    }
+
+    #[test]
+    fn a_slice_of_a_file_seen_whole_and_edited_lately_calls_for_it() {
+        let p = CachePolicy {
+            working_edited_calls: 3,
+            ..Default::default()
+        };
+        let mut calls = vec![
+            call("read", 0, 4000, 0), // 0: whole read of f1
+            call("edit", 0, 40, 300), // 1
+            call("bash", 9, 900, 10), // 2
+            call("read", 0, 400, 0),  // 3: a slice, 2 calls after the edit
+            call("bash", 9, 900, 10), // 4
+            call("read", 0, 400, 0),  // 5: a slice, 4 calls after it
+            call("read", 1, 400, 0),  // 6: a slice of f2, never seen whole
+            call("read", 0, 900, 0),  // 7: `nl -ba F`, every line
+        ];
+        for k in [2, 4] {
+            calls[k].file = None;
+        }
+        for k in [3, 5, 6, 7] {
+            calls[k].ranged = true;
+        }
+        calls[7].numbered = true;
+        let fc = index(&calls);
+        let of = |k: u32| slice_of_edited(&calls, &fc, k, &p);
+        assert_eq!(of(3), Some(0));
+        assert_eq!(of(5), None, "the edit is past the window");
+        assert_eq!(of(0), None, "a whole read");
+        assert_eq!(of(6), None, "f2 was never seen whole (nor edited)");
+        assert_eq!(of(7), None, "a numbered listing shows every line");
     }
 
     #[test]

@@ -255,6 +255,8 @@ impl Session {
             self.note_recall(call, &args, is_error);
         } else if tool == "write" && !is_error {
             self.note_written(call);
+        } else if !is_error {
+            self.note_slice(call);
         }
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
@@ -844,6 +846,19 @@ impl Session {
                     return false;
                 };
                 self.live_in_view(id).is_none() && self.slice_in_view(id).is_none()
+            })
+            .collect();
+        // A slice of a file in view whole, or shown by a copy, needs none.
+        let slices = std::mem::take(&mut self.cache.slices);
+        self.cache.slices = slices
+            .into_iter()
+            .filter(|&f| {
+                let Some(id) = self.cache.aliases.f.get(f as usize) else {
+                    return false;
+                };
+                self.live_in_view(id).is_none()
+                    && !self.cache.whole_in_view(f)
+                    && self.cache.copies_in_view().all(|(c, _)| c.file != f)
             })
             .collect();
         let p = self.cache_policy();

@@ -61,6 +61,19 @@ impl Session {
         }
     }
 
+    /// A slice of a small file the agent is editing: it may get the file's
+    /// current version at this call (see
+    /// [`crate::context::working::slice_of_edited`]).
+    pub(super) fn note_slice(&mut self, call: u32) {
+        let p = self.cache_policy();
+        let c = &self.cache;
+        if let Some(f) =
+            crate::context::working::slice_of_edited(&c.state.calls, &c.file_calls, call, &p)
+        {
+            self.cache.slices.push(f);
+        }
+    }
+
     /// The model sees the files copied at this call as they are now
     /// (change notices diff against that version).
     pub(super) fn saw_new_copies(&mut self) {

@@ -161,10 +161,13 @@ impl CacheLayout {
     /// successful one its next edits of the file quote more of what it
     /// cannot see (on a real session played through pi, 10 of 105 edits,
     /// docs/benchmarks.md "Session 32").
+    /// So do small files a slice of which arrived at this call while the
+    /// agent edits them (`slices`, see [`working::slice_of_edited`]).
     /// Appended after the last message, so the cached prefix stays; the next
     /// epoch keeps or collapses it like any working copy. A file too large
-    /// for the copies' budget, or whose current text a live copy already
-    /// shows (an epoch or a fold at this call made it), gets none. Whether
+    /// for the copies' budget (for a slice's file: larger than a small
+    /// copy), or whose current text a live copy (an epoch or a fold at this
+    /// call made it) or a slice in view already shows, gets none. Whether
     /// one was appended.
     pub fn from_memory_copies(
         &mut self,
@@ -172,21 +175,33 @@ impl CacheLayout {
         p: &CachePolicy,
         doc: &dyn DocLookup,
     ) -> bool {
-        let mut files = std::mem::take(&mut self.from_memory);
-        files.sort_unstable();
-        files.dedup();
+        let small = working::small_copy_units(p);
+        let mut files: Vec<(u32, u64)> = std::mem::take(&mut self.from_memory)
+            .into_iter()
+            .map(|f| (f, u64::from(p.working_copy_units)))
+            .chain(
+                std::mem::take(&mut self.slices)
+                    .into_iter()
+                    .map(|f| (f, small)),
+            )
+            .collect();
+        // One copy per file, under the larger bound.
+        files.sort_unstable_by_key(|&(f, max)| (f, std::cmp::Reverse(max)));
+        files.dedup_by_key(|&mut (f, _)| f);
         if files.is_empty() || p.working_copy_units == 0 {
             return false;
         }
         let mut made = Vec::new();
-        for f in files {
+        for (f, max) in files {
             let Some(text) = self.current_text(f, doc) else {
                 continue;
             };
-            if epochs::units(utf16_len(&text)) > u64::from(p.working_copy_units) {
+            if epochs::units(utf16_len(&text)) > max {
                 continue;
             }
-            if self.copy_showing(f, &text).is_none() {
+            // A slice in view may cover the whole file.
+            if self.copy_showing(f, &text).is_none() && self.slice_showing(f, &text, doc).is_none()
+            {
                 made.push(self.working_copy(f, &text));
             }
         }

@@ -122,7 +122,7 @@ pub struct CacheLayout {
     pub host_fold: Option<HostFold>,
     pub fold_plan: Option<FoldPlan>,
     /// Per file, the calls that touched it (working files).
-    pub(super) file_calls: FileCalls,
+    pub(crate) file_calls: FileCalls,
     /// Calls whose result arrived since the last render: the model has not
     /// seen them, so no epoch collapses them.
     pub(super) fresh: Vec<u32>,
@@ -132,6 +132,9 @@ pub struct CacheLayout {
     /// Files whose edit, its result arrived at this call, quoted text the
     /// model did not have in view ([`CacheLayout::from_memory_copies`]).
     pub from_memory: Vec<u32>,
+    /// Small files being edited, a slice of which arrived at this call
+    /// ([`working::slice_of_edited`], [`CacheLayout::from_memory_copies`]).
+    pub slices: Vec<u32>,
     /// Calls pointing at a working copy, not voided (see
     /// [`ToolCallState::copy_dedupe`]); derived from `state.calls`.
     pub(super) copy_pointers: Vec<u32>,
@@ -155,6 +158,7 @@ impl CacheLayout {
         self.file_calls.clear();
         self.fresh.clear();
         self.from_memory.clear();
+        self.slices.clear();
         self.read_sizes.clear();
         self.copy_pointers.clear();
         for i in 0..self.state.calls.len() {
@@ -442,6 +446,41 @@ impl CacheLayout {
         };
         self.fold_block().contains(&k)
             || (live && self.showing_item(k).is_some_and(|r| r >= self.fold_cut()))
+    }
+
+    /// Whether the model has file `f` whole in view: a call in view shows
+    /// it whole (a read, a write, an activation) and the body of every edit
+    /// after it is in view too. A slice shows part of it; a working copy is
+    /// not looked at here.
+    pub fn whole_in_view(&self, f: u32) -> bool {
+        let epochs = self.state.epochs.len() as u32;
+        let args_in_view = |k: u32, c: &ToolCallState| {
+            c.args_live_at(epochs)
+                && (self.fold_block().contains(&k)
+                    || self
+                        .items
+                        .assistant_item
+                        .get(k as usize)
+                        .is_some_and(|&r| r >= self.fold_cut()))
+        };
+        for &k in self.file_calls.of(f).iter().rev() {
+            let c = &self.state.calls[k as usize];
+            if c.is_error {
+                continue;
+            }
+            match c.tool.as_str() {
+                "edit" if !args_in_view(k, c) => return false,
+                "edit" => {}
+                "write" => return args_in_view(k, c),
+                "read" if c.ranged && !c.numbered => {}
+                // A re-read pointing at an earlier call: kept while its
+                // original is in view.
+                "read" => return self.shows_now(k),
+                _ if !c.shows.is_empty() => return self.shows_now(k),
+                _ => {}
+            }
+        }
+        false
     }
 
     /// The text of file `f` call `k` shows whole, as it is in view: a
