@@ -836,30 +836,15 @@ impl Session {
     /// area may show the file already).
     pub(super) fn assemble_cache(&mut self) -> String {
         let out = self.assemble_cache_folded();
-        // A file whose current text a live call still shows needs no copy:
-        // the model misquoted what it can see.
         let recalled = std::mem::take(&mut self.cache.from_memory);
         self.cache.from_memory = recalled
             .into_iter()
-            .filter(|&f| {
-                let Some(id) = self.cache.aliases.f.get(f as usize) else {
-                    return false;
-                };
-                self.live_in_view(id).is_none() && self.slice_in_view(id).is_none()
-            })
+            .filter(|&f| self.may_copy(f, false))
             .collect();
-        // A slice of a file in view whole, or shown by a copy, needs none.
         let slices = std::mem::take(&mut self.cache.slices);
         self.cache.slices = slices
             .into_iter()
-            .filter(|&f| {
-                let Some(id) = self.cache.aliases.f.get(f as usize) else {
-                    return false;
-                };
-                self.live_in_view(id).is_none()
-                    && !self.cache.whole_in_view(f)
-                    && self.cache.copies_in_view().all(|(c, _)| c.file != f)
-            })
+            .filter(|&f| self.may_copy(f, true))
             .collect();
         let p = self.cache_policy();
         let call = self.records.model_calls.len() as u32;
@@ -872,6 +857,26 @@ impl Session {
         self.saw_new_copies();
         self.writes.pending.chat = true;
         self.render_cache()
+    }
+
+    /// Whether file `f` may get a copy appended at this call. Not when a
+    /// live call shows its current text: after an edit from memory, the
+    /// model misquoted what it can see (a slice covering the whole file
+    /// counts); at a slice (`slice`), the file is in view already. Nor at a
+    /// slice of a file in view whole (a read and the edits after it) or
+    /// shown by a live copy.
+    fn may_copy(&self, f: u32, slice: bool) -> bool {
+        let Some(id) = self.cache.aliases.f.get(f as usize) else {
+            return false;
+        };
+        if self.live_in_view(id).is_some() {
+            return false;
+        }
+        if slice {
+            !self.cache.whole_in_view(f) && self.cache.copies_in_view().all(|(c, _)| c.file != f)
+        } else {
+            self.slice_in_view(id).is_none()
+        }
     }
 
     fn assemble_cache_folded(&mut self) -> String {
