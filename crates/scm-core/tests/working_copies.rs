@@ -512,16 +512,13 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
 
 /// `src.ts` read whole (`r0`, unless `whole` is false: then only a slice of
 /// it) and edited from what the model had in view (`e0`), then other work
-/// until the read has collapsed; then a slice of it (`r1`, `lines` from
-/// line 30 on, or from line 1 when `lines` is 60: the whole file). The
-/// outputs of the calls before the slice, and the slice's call.
-async fn edit_then_slice(
+/// until the read has collapsed. The outputs, and the file's text now.
+async fn edit_then_work(
     ws: &Workspace,
     s: &mut Session,
     t: &mut Transcript,
     whole: bool,
-    lines: usize,
-) -> (Vec<Vec<Value>>, Vec<Value>) {
+) -> (Vec<Vec<Value>>, String) {
     let mut outs = Vec::new();
     let v1 = plan(60);
     ws.write("src.ts", &v1);
@@ -552,6 +549,20 @@ async fn edit_then_slice(
     step(s, t, &mut outs).await;
     other_work(s, t, &mut outs, 0..4).await;
     quiet_call(s, t, &mut outs).await;
+    (outs, v2)
+}
+
+/// [`edit_then_work`], then a slice of `src.ts` (`r1`, `lines` from line 30
+/// on, or from line 1 when `lines` is 60: the whole file). The outputs of
+/// the calls before the slice, and the slice's call.
+async fn edit_then_slice(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    whole: bool,
+    lines: usize,
+) -> (Vec<Vec<Value>>, Vec<Value>) {
+    let (mut outs, v2) = edit_then_work(ws, s, t, whole).await;
     let from = if lines == 60 { 1 } else { 30 };
     let part: String = v2
         .lines()
@@ -617,6 +628,35 @@ async fn a_slice_of_a_small_file_being_edited_shows_it_whole_at_that_call() {
         );
         let out = step(&mut s, &t, &mut outs).await;
         assert_eq!(copies_of(&out, "src.ts").len(), 1, "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// A slice printed through the shell (`sed -n '30,34p' src.ts`) is a slice
+/// as a ranged read is (§5 rule 9): the same copy comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_slice_of_a_small_file_being_edited_shows_it_whole_too() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("slice-shell")).await;
+        let mut t = Transcript::default();
+        let (mut outs, v2) = edit_then_work(&ws, &mut s, &mut t, true).await;
+        let before = outs.last().unwrap().clone();
+        assert_eq!(occurrences(&before, "step 041: do the thing"), 0);
+        let part: String = v2.lines().skip(29).take(5).collect::<Vec<_>>().join("\n");
+        let cmd = "sed -n '30,34p' src.ts";
+        s.observe_bash(cmd, &part).await.unwrap();
+        t.call("r1", "bash", json!({ "command": cmd }), &part);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(&out[..before.len()], &before[..], "the cached prefix stays");
+        let last = texts(&out).pop().unwrap();
+        assert!(
+            last.starts_with("FILE f1 src.ts as of t"),
+            "appended: {last}"
+        );
+        assert!(last.contains("- [x] step 010"), "the current version");
         assert_eq!(occurrences(&out, "step 041: do the thing"), 1, "once");
         assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
