@@ -122,11 +122,13 @@ pub struct WorkingPlan {
     pub new_copies: Vec<u32>,
 }
 
-/// A file's view: its calls (newest first) and whether it rests on a live
-/// working copy.
+/// A file's view: its calls (newest first), whether it rests on a live
+/// working copy, and whether it ends at a call showing the whole file (a
+/// whole read, a write, an activation), not at the file's first call.
 struct View {
     calls: Vec<u32>,
     on_copy: bool,
+    whole: bool,
 }
 
 /// One file's view, newest call first, or `None` when part of it has
@@ -143,6 +145,7 @@ fn view_of(
         Some(View {
             calls,
             on_copy: false,
+            whole: true,
         })
     };
     for &k in fc.of(file).iter().rev() {
@@ -150,6 +153,7 @@ fn view_of(
             return Some(View {
                 calls: view,
                 on_copy: true,
+                whole: false,
             });
         }
         let c = &calls[k as usize];
@@ -198,12 +202,24 @@ fn view_of(
         return Some(View {
             calls: view,
             on_copy: true,
+            whole: false,
         });
     }
     (!view.is_empty()).then_some(View {
         calls: view,
         on_copy: false,
+        whole: false,
     })
+}
+
+/// File `file`'s view (newest call first) when it shows the whole file: a
+/// whole read, write or activation and every call after it, none collapsed.
+/// Whether those calls are in view now is the layout's to say
+/// (`CacheLayout::whole_in_view`).
+pub fn whole_view(file: u32, calls: &[ToolCallState], fc: &FileCalls) -> Option<Vec<u32>> {
+    view_of(file, calls, fc, None)
+        .filter(|v| v.whole)
+        .map(|v| v.calls)
 }
 
 /// The largest working copy counted as small: it may stay longer, and a

@@ -448,13 +448,20 @@ impl CacheLayout {
             || (live && self.showing_item(k).is_some_and(|r| r >= self.fold_cut()))
     }
 
-    /// Whether the model has file `f` whole in view: a call in view shows
-    /// it whole (a read, a write, an activation) and the body of every edit
-    /// after it is in view too. A slice shows part of it; a working copy is
-    /// not looked at here.
+    /// Whether the model has file `f` whole in view: its view
+    /// ([`working::whole_view`]: a call showing it whole and every call after
+    /// it) is in view now, an edit by its body. A working copy is not looked
+    /// at here.
     pub fn whole_in_view(&self, f: u32) -> bool {
         let epochs = self.state.epochs.len() as u32;
-        let args_in_view = |k: u32, c: &ToolCallState| {
+        let Some(view) = working::whole_view(f, &self.state.calls, &self.file_calls) else {
+            return false;
+        };
+        view.into_iter().all(|k| {
+            let c = &self.state.calls[k as usize];
+            if c.tool != "edit" {
+                return self.shows_now(k);
+            }
             c.args_live_at(epochs)
                 && (self.fold_block().contains(&k)
                     || self
@@ -462,25 +469,7 @@ impl CacheLayout {
                         .assistant_item
                         .get(k as usize)
                         .is_some_and(|&r| r >= self.fold_cut()))
-        };
-        for &k in self.file_calls.of(f).iter().rev() {
-            let c = &self.state.calls[k as usize];
-            if c.is_error {
-                continue;
-            }
-            match c.tool.as_str() {
-                "edit" if !args_in_view(k, c) => return false,
-                "edit" => {}
-                "write" => return args_in_view(k, c),
-                "read" if c.ranged && !c.numbered => {}
-                // A re-read pointing at an earlier call: kept while its
-                // original is in view.
-                "read" => return self.shows_now(k),
-                _ if !c.shows.is_empty() => return self.shows_now(k),
-                _ => {}
-            }
-        }
-        false
+        })
     }
 
     /// The text of file `f` call `k` shows whole, as it is in view: a
