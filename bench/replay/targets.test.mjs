@@ -11,8 +11,9 @@ import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { loadStrategyFactory, replaySession, summarize } from "./lib/run.mjs";
 import { scaleReads } from "./scale-reads.mjs";
 
-// Cheap reads per session: today's figure, which must not get worse.
-const CHEAP_READS = { "pi-session-refactor.jsonl": 0.53, "pi-session-themes.jsonl": 0.425 };
+// Cheap reads per session: today's figure, which must not get worse (the
+// second session 0.420× → 0.404× since session 36's settled edits).
+const CHEAP_READS = { "pi-session-refactor.jsonl": 0.53, "pi-session-themes.jsonl": 0.41 };
 // Edit-anchor visibility: the issue's 97% on the recorded session, held at
 // today's 98% (118 of 120 since session 14's recent edits: a file edited in
 // place keeps its newest edits' bodies, which the agent quotes when it revises

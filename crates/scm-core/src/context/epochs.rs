@@ -196,6 +196,12 @@ pub struct ToolCallState {
     /// activate/pin results: what they show instead of the op's message.
     #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
     pub shows: Vec<Shown>,
+    /// A successful edit whose `oldText` shows as a ref from its first
+    /// showing: the text it replaced is gone from the file
+    /// ([`crate::context::tool_args::replaced_text_gone`]). Decided when the
+    /// result arrives, before the call was ever rendered. Permanent.
+    #[serde(rename = "or", default, skip_serializing_if = "is_false")]
+    pub old_ref: bool,
 }
 
 impl ToolCallState {

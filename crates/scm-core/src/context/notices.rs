@@ -107,6 +107,15 @@ impl SeenFiles {
         }
     }
 
+    /// The version the model's next edit of `id` made, when indexed (the
+    /// one [`SeenFiles::edit_seen`] takes).
+    pub fn pending_edit(&self, id: &str) -> Option<&Seen> {
+        self.edits
+            .get(id)
+            .and_then(VecDeque::front)
+            .map(|(_, after)| after)
+    }
+
     /// The result of the model's next edit of `id` arrived: it has seen the
     /// version that edit made. When the edit was applied to a version it had
     /// not seen (the file changed outside it in between), that change is

@@ -27,6 +27,61 @@ pub fn apply_edit(text: &str, args: &Value) -> Option<String> {
     Some(text)
 }
 
+/// Whether a successful edit's `oldText`s may show as refs from the start
+/// (`ToolCallState::old_ref`): for every pair,
+/// - the text it replaced is gone from the file: no line it removed (one the
+///   `newText` lacks; trimmed, of 8 chars or more, a line an edit could
+///   quote) is still in `after`, the file's text after the edit, when known;
+/// - the model can still tell where the `newText` went: it begins or ends
+///   with the line the `oldText` began or ended with, one an edit could
+///   quote (a lone `}` places nothing), and the ref gives the number of
+///   lines replaced.
+pub fn replaced_text_gone(args: &Value, after: Option<&str>) -> bool {
+    let quotable = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(str::trim)
+            .filter(|l| l.len() >= 8)
+            .map(str::to_string)
+            .collect()
+    };
+    let ends = |t: &str| {
+        let mut lines = t.lines().map(str::trim).filter(|l| !l.is_empty());
+        let first = lines.next().map(str::to_string);
+        let last = lines.next_back().map(str::to_string).or(first.clone());
+        (first, last)
+    };
+    let after: Option<std::collections::HashSet<String>> =
+        after.map(|t| quotable(t).into_iter().collect());
+    let mut pairs = 0;
+    for e in edit_bodies(args) {
+        let (Some(old), Some(new)) = (
+            e.get("oldText").and_then(Value::as_str),
+            e.get("newText").and_then(Value::as_str),
+        ) else {
+            return false;
+        };
+        pairs += 1;
+        let (of, ol) = ends(old);
+        let (nf, nl) = ends(new);
+        let findable = |l: &Option<String>| l.as_ref().is_some_and(|l| l.len() >= 8);
+        let anchored = (findable(&of) && of == nf) || (findable(&ol) && ol == nl);
+        if !anchored {
+            return false;
+        }
+        let Some(after) = &after else {
+            return false;
+        };
+        let kept: std::collections::HashSet<String> = quotable(new).into_iter().collect();
+        if quotable(old)
+            .iter()
+            .any(|l| !kept.contains(l) && after.contains(l))
+        {
+            return false;
+        }
+    }
+    pairs > 0
+}
+
 /// The parts of pi's `edit` arguments that each hold an `oldText` /
 /// `newText` pair: the arguments themselves (the older tool's top-level
 /// pair) and every element of `edits` (the newer tool's list).
@@ -74,5 +129,32 @@ pub fn read_of(tool: &str, args: &Value) -> Option<ReadOf> {
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const AFTER: &str =
+        "fn main() {\n    let greeting = \"bye\";\n    println!(\"{greeting}\");\n}\n";
+
+    #[test]
+    fn the_replaced_text_is_gone_when_a_quotable_end_line_is_kept_and_no_removed_line_remains() {
+        let kept_last = json!({"oldText": "    let greeting = \"hi\";\n    println!(\"{greeting}\");",
+            "newText": "    let greeting = \"bye\";\n    println!(\"{greeting}\");"});
+        assert!(replaced_text_gone(&kept_last, Some(AFTER)));
+        // Not known after the edit, or no pair at all: it stays.
+        assert!(!replaced_text_gone(&kept_last, None));
+        assert!(!replaced_text_gone(&json!({"path": "a.rs"}), Some(AFTER)));
+        // The kept end line must place the text: a lone `}` does not.
+        let brace = json!({"oldText": "    let greeting = \"hi\";\n}", "newText": "    let greeting = \"bye\";\n}"});
+        assert!(!replaced_text_gone(&brace, Some(AFTER)));
+        // Every pair of the newer tool's list counts: one unplaceable pair keeps them all.
+        let list = json!({"edits": [kept_last.clone(), {"oldText": "    let a = 1;", "newText": "    let b = 2;"}]});
+        assert!(!replaced_text_gone(&list, Some(AFTER)));
+        let list = json!({"edits": [kept_last]});
+        assert!(replaced_text_gone(&list, Some(AFTER)));
     }
 }

@@ -47,7 +47,7 @@ pub fn one_line(s: &str, max: usize) -> String {
 }
 
 /// The cache layout's one-line header message (sent before the chat).
-pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines]; activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
+pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines], a successful edit's oldText at once (that text is no longer in the file); activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
 
 /// A working copy (cache layout): the text of a file the agent is editing
 /// as it was after tool call `as_of` (`t40`; `None`: before any), shown

@@ -252,6 +252,9 @@ impl Session {
         );
         self.cache.items.push_result(turn, msg, call);
         if tool == "edit" {
+            if !is_error {
+                self.settle_edit(call, &args);
+            }
             self.note_recall(call, &args, is_error);
         } else if tool == "write" && !is_error {
             self.note_written(call);
@@ -293,6 +296,34 @@ impl Session {
                 }
                 self.mark_seen(&id);
             }
+        }
+    }
+
+    /// A successful edit's result arrived: its `oldText` shows as a ref
+    /// from the call's first showing when the text it replaced is gone from
+    /// the file ([`crate::context::tool_args::replaced_text_gone`]). The
+    /// file's text after the edit: the version indexed for it, else its
+    /// current text (the store's, or what the session's calls show) if it
+    /// holds every `newText`; not known, the `oldText` stays.
+    fn settle_edit(&mut self, call: u32, args: &Value) {
+        let Some(f) = self.cache.state.calls[call as usize].file else {
+            return;
+        };
+        let indexed = self.cache.aliases.f.get(f as usize).and_then(|id| {
+            self.cache
+                .seen
+                .pending_edit(id)
+                .and_then(|s| s.content.clone())
+        });
+        let after = indexed
+            .or_else(|| self.cache.current_text(f, &Objects(&self.objects)))
+            .filter(|t| {
+                crate::context::tool_args::edit_bodies(args)
+                    .filter_map(|e| e.get("newText").and_then(Value::as_str))
+                    .all(|n| t.contains(n))
+            });
+        if crate::context::tool_args::replaced_text_gone(args, after.as_deref()) {
+            self.cache.settle_edit(call);
         }
     }
 

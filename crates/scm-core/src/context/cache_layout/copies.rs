@@ -121,7 +121,7 @@ impl CacheLayout {
     /// File `f`'s current text: the store's version when it has one, else
     /// the text its calls in this session show (see
     /// [`working::text_from_calls`]).
-    pub(super) fn current_text(&self, f: u32, doc: &dyn DocLookup) -> Option<String> {
+    pub(crate) fn current_text(&self, f: u32, doc: &dyn DocLookup) -> Option<String> {
         let id = self.aliases.f.get(f as usize)?;
         if let Some(d) = doc.get_doc(id) {
             let state = d.get("state").and_then(Value::as_str);

@@ -102,6 +102,30 @@ pub fn collapse_args(tool: &str, call: u32, args: &Value) -> Value {
     a
 }
 
+/// A settled edit's arguments (`ToolCallState::old_ref`): each `oldText`
+/// as a ref where that is shorter; `newText` and the path as written.
+pub fn replaced_as_refs(call: u32, args: &Value) -> Value {
+    let mut a = args.clone();
+    let settle = |obj: &mut Map<String, Value>| {
+        if let Some(Value::String(old)) = obj.get("oldText") {
+            let r = ref_text(call, old);
+            if r.len() < old.len() {
+                obj.insert("oldText".into(), Value::String(r));
+            }
+        }
+    };
+    if let Some(obj) = a.as_object_mut() {
+        settle(obj);
+        if let Some(Value::Array(edits)) = obj.get_mut("edits") {
+            edits
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(settle);
+        }
+    }
+    a
+}
+
 /// Exact versions shown by activations: (id, object_hash) → document.
 pub type Frozen = HashMap<(String, String), Document>;
 
@@ -344,6 +368,8 @@ impl<'a, T: AsRef<Turn>> Env<'a, T> {
         let c = &self.state.calls[call as usize];
         if c.args_collapsible(self.policy) && !c.args_live_at(self.epochs) {
             collapse_args(&c.tool, call, &args)
+        } else if c.old_ref {
+            replaced_as_refs(call, &args)
         } else {
             args
         }

@@ -403,6 +403,23 @@ impl CacheLayout {
         self.fresh.push(call);
     }
 
+    /// Edit `call` succeeded and the text it replaced is gone from the file:
+    /// its `oldText` shows as a ref — unless the model has already been
+    /// shown the call (an item rendered before its result came), which must
+    /// not change.
+    pub fn settle_edit(&mut self, call: u32) {
+        let rendered = self
+            .items
+            .assistant_item
+            .get(call as usize)
+            .and_then(|&i| self.json.get(i as usize))
+            .is_some_and(Option::is_some);
+        if let (false, Some(c)) = (rendered, self.state.calls.get_mut(call as usize)) {
+            c.old_ref = true;
+            self.changed.calls.insert(call);
+        }
+    }
+
     /// A read's output size counts towards the scale of the policy's sizes
     /// (a failed read or an identical re-read says nothing new).
     fn note_read_size(&mut self, call: u32) {
