@@ -2,7 +2,8 @@
 // (set-operation results, the system-prompt section, the tools' texts); the pi package composes them with pi's own
 // read tool and passes the set operations' `text` through. The texts are byte-identical to the ones pi/index.js held
 // before they moved (fixtures/pi-words-before-move.json, extracted from that file; since then only the `expand`
-// tool's texts changed, on purpose: session 29, a tool call's files and a chat's tool calls).
+// tool's texts changed, on purpose: session 29, a tool call's files and a chat's tool calls; and the cache
+// layout's system section says a successful edit's oldText is a ref at once: session 36, settled edits).
 import { describe, expect, test } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -252,7 +252,7 @@ pub struct PromptWords {
 }
 
 const CACHE_SECTION: &str = "Context management (self-context-manager):
-- Every tool call has an id t1, t2, … (shown as the call's id) and every file an id f1, f2, …. Tool output stays where it happened; now and then older outputs and write/edit bodies are collapsed together to refs like [t12 · 340 lines]. The ids keep working.
+- Every tool call has an id t1, t2, … (shown as the call's id) and every file an id f1, f2, …. Tool output stays where it happened; now and then older outputs and write/edit bodies are collapsed together to refs like [t12 · 340 lines], and a successful edit's oldText right away (that text is no longer in the file). The ids keep working. A ref is not file text: an edit quotes the file as it is.
 - FILES messages list files as they become known: \"f3 src/app.ts (1200 chars)\", or \"[unread]\" for a file only seen in ls/find/grep/bash output.
 - A CHANGED message shows, as a diff, a file you have in view that changed outside your own edits (on disk, by another agent). The files you are working on stay visible; activate(f3) always shows a file's current text.
 - activate(id) shows something again as its own result: t12 that call's output, f3 the file's current text (an [unread] file is read first). pin(id) does the same and keeps it from collapsing until unpin(id). deactivate(id) lets what you no longer need collapse at the next collapse. read(path) reads a file as usual.
