@@ -210,31 +210,47 @@ async fn an_edit_keeps_its_old_text_when_the_model_may_still_need_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_shown_before_its_result_stays_as_it_was_shown() {
-    for store in stores() {
-        let ws = Workspace::new(store);
-        let mut s = ws.open(opts("shown")).await;
-        let mut t = Transcript::default();
-        let mut outs = Vec::new();
-        read_main(&ws, &mut s, &mut t, &mut outs, V1).await;
-        let old = "    let greeting = \"hello\";\n    println!(\"{greeting}, world\");";
-        let new = "    let greeting = \"goodbye\";\n    println!(\"{greeting}, world\");";
-        let args = json!({"path": "src/main.rs", "oldText": old, "newText": new});
-        // A host hands the call over before its result (the model was shown it).
-        t.assistant("", &[("e1", "edit", args)]);
-        let before = step(&mut s, &t, &mut outs).await;
-        ws.write("src/main.rs", &V1.replacen(old, new, 1));
-        s.observe_edit("src/main.rs").await.unwrap();
-        t.result(
-            "e1",
-            "edit",
-            "Successfully replaced text in src/main.rs.",
-            false,
-        );
-        let after = step(&mut s, &t, &mut outs).await;
-        assert_eq!(edit_args(&before)["oldText"], old);
-        assert_eq!(edit_message(&before), edit_message(&after));
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+    // The result comes in the same session, or after a restart.
+    for resume in [false, true] {
+        for store in stores() {
+            let ws = Workspace::new(store);
+            let o = opts("shown");
+            let mut s = ws.open(o.clone()).await;
+            let mut t = Transcript::default();
+            let mut outs = Vec::new();
+            read_main(&ws, &mut s, &mut t, &mut outs, V1).await;
+            let old = "    let greeting = \"hello\";\n    println!(\"{greeting}, world\");";
+            let new = "    let greeting = \"goodbye\";\n    println!(\"{greeting}, world\");";
+            let args = json!({"path": "src/main.rs", "oldText": old, "newText": new});
+            // A host hands the call over before its result (the model was shown it).
+            t.assistant("", &[("e1", "edit", args)]);
+            let before = step(&mut s, &t, &mut outs).await;
+            if resume {
+                s.close().await.unwrap();
+                s = ws.open(o.clone()).await;
+            }
+            ws.write("src/main.rs", &V1.replacen(old, new, 1));
+            s.observe_edit("src/main.rs").await.unwrap();
+            t.result(
+                "e1",
+                "edit",
+                "Successfully replaced text in src/main.rs.",
+                false,
+            );
+            let after = step(&mut s, &t, &mut outs).await;
+            assert_eq!(edit_args(&before)["oldText"], old, "resume {resume}");
+            assert_eq!(
+                edit_message(&before),
+                edit_message(&after),
+                "resume {resume}"
+            );
+            for (k, out) in outs.iter().enumerate() {
+                assert_eq!(
+                    &s.reconstruct_call(k).await.unwrap(),
+                    out,
+                    "call {k}, resume {resume}"
+                );
+            }
         }
     }
 }

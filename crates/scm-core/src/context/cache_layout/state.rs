@@ -126,6 +126,9 @@ pub struct CacheLayout {
     /// Calls whose result arrived since the last render: the model has not
     /// seen them, so no epoch collapses them.
     pub(super) fresh: Vec<u32>,
+    /// Calls there were at the last render (after a resume: all the state
+    /// holds): the model has been shown every one of them.
+    rendered_calls: usize,
     /// The working copies the last epoch kept (a fold in the same call
     /// carries those of its working area over).
     pub(super) kept_copies: Vec<working::CopyAt>,
@@ -157,6 +160,7 @@ impl CacheLayout {
         self.latest_show.clear();
         self.file_calls.clear();
         self.fresh.clear();
+        self.rendered_calls = self.state.calls.len();
         self.from_memory.clear();
         self.slices.clear();
         self.read_sizes.clear();
@@ -405,16 +409,13 @@ impl CacheLayout {
 
     /// Edit `call` succeeded and the text it replaced is gone from the file:
     /// its `oldText` shows as a ref — unless the model has already been
-    /// shown the call (an item rendered before its result came), which must
-    /// not change.
+    /// shown the call (a host handed it over before its result, in this
+    /// process or before a resume), which must not change.
     pub fn settle_edit(&mut self, call: u32) {
-        let rendered = self
-            .items
-            .assistant_item
-            .get(call as usize)
-            .and_then(|&i| self.json.get(i as usize))
-            .is_some_and(Option::is_some);
-        if let (false, Some(c)) = (rendered, self.state.calls.get_mut(call as usize)) {
+        if (call as usize) < self.rendered_calls {
+            return;
+        }
+        if let Some(c) = self.state.calls.get_mut(call as usize) {
             c.old_ref = true;
             self.changed.calls.insert(call);
         }
@@ -685,6 +686,7 @@ impl CacheLayout {
         );
         *out_len = out.len();
         self.fresh.clear();
+        self.rendered_calls = self.state.calls.len();
         out
     }
 
