@@ -47,12 +47,6 @@ fn edit_message(out: &[Value]) -> String {
     serde_json::to_string(m).unwrap()
 }
 
-async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
-    let out = s.transform_context(&t.messages).await.unwrap();
-    outs.push(out.clone());
-    out
-}
-
 /// `src/main.rs` written with `text`, read whole (call `r1`, alias `t1`).
 async fn read_main(
     ws: &Workspace,
@@ -116,9 +110,7 @@ async fn a_successful_edit_shows_the_text_it_replaced_as_a_ref() {
         assert_eq!(edit_message(&first), edit_message(&second));
         // What the model was shown is what reconstruction gives back, and a
         // resumed session shows the same.
-        for (k, out) in outs.iter().enumerate() {
-            assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-        }
+        assert_rebuilt(&s, &outs).await;
         let sid = s.session_id().to_string();
         s.close().await.unwrap();
         let mut o = opts("settled");
@@ -244,13 +236,7 @@ async fn an_edit_shown_before_its_result_stays_as_it_was_shown() {
                 edit_message(&after),
                 "resume {resume}"
             );
-            for (k, out) in outs.iter().enumerate() {
-                assert_eq!(
-                    &s.reconstruct_call(k).await.unwrap(),
-                    out,
-                    "call {k}, resume {resume}"
-                );
-            }
+            assert_rebuilt(&s, &outs).await;
         }
     }
 }

@@ -86,19 +86,6 @@ async fn quiet_call(s: &mut Session, t: &mut Transcript, outs: &mut Vec<Vec<Valu
     step(s, t, outs).await;
 }
 
-/// Every call so far is reconstructed exactly as it was shown.
-async fn assert_rebuilt(s: &Session, outs: &[Vec<Value>]) {
-    for (k, out) in outs.iter().enumerate() {
-        assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
-    }
-}
-
-async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
-    let out = s.transform_context(&t.messages).await.unwrap();
-    outs.push(out.clone());
-    out
-}
-
 /// The plan written and read once (call `r0`): its text.
 async fn read_plan(
     ws: &Workspace,

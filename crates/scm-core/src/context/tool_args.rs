@@ -27,31 +27,37 @@ pub fn apply_edit(text: &str, args: &Value) -> Option<String> {
     Some(text)
 }
 
+/// The lines of `text` an edit could quote and the model find again:
+/// trimmed, 8 chars or more (the replay instrument's anchor lines,
+/// docs/notes/replay.md).
+pub fn quotable_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| is_quotable(l))
+}
+
+fn is_quotable(trimmed: &str) -> bool {
+    trimmed.chars().count() >= 8
+}
+
 /// Whether a successful edit's `oldText`s may show as refs from the start
 /// (`ToolCallState::old_ref`): for every pair,
-/// - the text it replaced is gone from the file: no line it removed (one the
-///   `newText` lacks; trimmed, of 8 chars or more, a line an edit could
-///   quote) is still in `after`, the file's text after the edit, when known;
+/// - the text it replaced is gone from the file: no line it removed (a
+///   [quotable](quotable_lines) one the `newText` lacks) is still in
+///   `after`, the file's text after the edit, when known;
 /// - the model can still tell where the `newText` went: it begins or ends
-///   with the line the `oldText` began or ended with, one an edit could
-///   quote (a lone `}` places nothing), and the ref gives the number of
-///   lines replaced.
+///   with the line the `oldText` began or ended with, a quotable one (a
+///   lone `}` places nothing), and the ref gives the number of lines
+///   replaced.
 pub fn replaced_text_gone(args: &Value, after: Option<&str>) -> bool {
-    let quotable = |t: &str| -> Vec<String> {
-        t.lines()
-            .map(str::trim)
-            .filter(|l| l.len() >= 8)
-            .map(str::to_string)
-            .collect()
-    };
-    let ends = |t: &str| {
+    use std::collections::HashSet;
+    /// First and last non-blank line, trimmed.
+    fn ends(t: &str) -> (Option<&str>, Option<&str>) {
         let mut lines = t.lines().map(str::trim).filter(|l| !l.is_empty());
-        let first = lines.next().map(str::to_string);
-        let last = lines.next_back().map(str::to_string).or(first.clone());
-        (first, last)
+        let first = lines.next();
+        (first, lines.next_back().or(first))
+    }
+    let Some(after) = after.map(|t| quotable_lines(t).collect::<HashSet<_>>()) else {
+        return false;
     };
-    let after: Option<std::collections::HashSet<String>> =
-        after.map(|t| quotable(t).into_iter().collect());
     let mut pairs = 0;
     for e in edit_bodies(args) {
         let (Some(old), Some(new)) = (
@@ -61,21 +67,13 @@ pub fn replaced_text_gone(args: &Value, after: Option<&str>) -> bool {
             return false;
         };
         pairs += 1;
-        let (of, ol) = ends(old);
-        let (nf, nl) = ends(new);
-        let findable = |l: &Option<String>| l.as_ref().is_some_and(|l| l.len() >= 8);
-        let anchored = (findable(&of) && of == nf) || (findable(&ol) && ol == nl);
-        if !anchored {
+        let ((of, ol), (nf, nl)) = (ends(old), ends(new));
+        let placed = |o: Option<&str>, n| o.is_some_and(is_quotable) && o == n;
+        if !placed(of, nf) && !placed(ol, nl) {
             return false;
         }
-        let Some(after) = &after else {
-            return false;
-        };
-        let kept: std::collections::HashSet<String> = quotable(new).into_iter().collect();
-        if quotable(old)
-            .iter()
-            .any(|l| !kept.contains(l) && after.contains(l))
-        {
+        let kept: HashSet<&str> = quotable_lines(new).collect();
+        if quotable_lines(old).any(|l| !kept.contains(l) && after.contains(l)) {
             return false;
         }
     }

@@ -52,7 +52,7 @@ use serde_json::Value;
 
 pub use super::epochs::CopyAt;
 use super::epochs::{units, CachePolicy, ToolCallState};
-use super::tool_args::apply_edit;
+use super::tool_args::{apply_edit, quotable_lines};
 
 /// Per file (alias index): the calls that touched it, ascending.
 #[derive(Debug, Clone, Default)]
@@ -513,12 +513,7 @@ const MAX_CHECKED_LINES: usize = 64;
 /// escaped, e.g. the file's working copies): so a `false` with copies given
 /// says the edit needed them.
 pub fn quoted_in_view(old_texts: &[&str], view_json: &str, except: &[String]) -> bool {
-    let lines: Vec<&str> = old_texts
-        .iter()
-        .flat_map(|t| t.lines())
-        .map(str::trim)
-        .filter(|l| l.chars().count() >= 8)
-        .collect();
+    let lines: Vec<&str> = old_texts.iter().flat_map(|t| quotable_lines(t)).collect();
     if lines.is_empty() {
         return true;
     }

@@ -166,6 +166,20 @@ impl Transcript {
     }
 }
 
+/// One model call: the context for `t`'s messages, kept in `outs`.
+pub async fn step(s: &mut Session, t: &Transcript, outs: &mut Vec<Vec<Value>>) -> Vec<Value> {
+    let out = s.transform_context(&t.messages).await.unwrap();
+    outs.push(out.clone());
+    out
+}
+
+/// Every call so far is reconstructed exactly as it was shown.
+pub async fn assert_rebuilt(s: &Session, outs: &[Vec<Value>]) {
+    for (k, out) in outs.iter().enumerate() {
+        assert_eq!(&s.reconstruct_call(k).await.unwrap(), out, "call {k}");
+    }
+}
+
 /// Every text in an assembled context (message strings, text parts).
 pub fn texts(out: &[Value]) -> Vec<String> {
     let mut v = Vec::new();
