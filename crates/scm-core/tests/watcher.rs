@@ -15,6 +15,8 @@ use scm_core::store::Store;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
+mod race_support;
+
 const DEADLINE: Duration = Duration::from_secs(10);
 
 struct Fixture {
@@ -318,6 +320,54 @@ async fn a_batch_handled_during_the_next_save_does_not_store_it_half_written() {
     assert_eq!(f.versions(&a).await, 2, "no empty version in the history");
     w.close();
     rt.shutdown_background();
+}
+
+/// A report's `read_at` is when the watcher began to read the file, not when
+/// it had stored the version. A session that read the file itself after that
+/// holds text at least as new and ignores the report. Stamped after the store
+/// write, a report of a file read while the agent's next save had it truncated
+/// outlived the agent's own read of the saved file on a loaded machine (slow
+/// store): the session showed the file empty ("seed 3, deletions", call 101).
+/// The store here holds the watcher just after its write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_says_when_the_file_was_read_not_when_it_was_stored() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "one\n").await;
+    let gate = race_support::Gate::after_commit(f.store.clone());
+    let indexer = Arc::new(Indexer::new(
+        gate.clone(),
+        f.indexer.resolver.clone(),
+        IndexerOptions::default(),
+    ));
+    let (tx, mut rx) = unbounded_channel();
+    let w = Watcher::new(
+        indexer,
+        tokio::runtime::Handle::current(),
+        Arc::new(move |e| {
+            let _ = tx.send(e);
+        }),
+    )
+    .unwrap();
+    w.track(&a).unwrap();
+
+    std::fs::write(f.path("a.txt"), "two\n").unwrap();
+    tokio::time::timeout(DEADLINE, gate.arrived.notified())
+        .await
+        .expect("the watcher never stored the change");
+    // Read and stored, not reported yet.
+    let stored = std::time::Instant::now();
+    gate.release.notify_one();
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, read_at, .. } => {
+            assert_eq!(content(&doc), Some("two\n"));
+            assert!(
+                read_at < stored,
+                "the report is stamped after the store write"
+            );
+        }
+        other => panic!("expected Updated, got {other:?}"),
+    }
+    w.close();
 }
 
 /// A writer that keeps the file open (a log) is still followed: the change

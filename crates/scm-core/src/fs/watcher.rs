@@ -80,11 +80,13 @@ use crate::fs::watch_backend::{Backends, Batch, Source};
 pub use crate::fs::watch_backend::{PollMode, PollOptions};
 use crate::store::Document;
 
-/// What a watcher wrote. `read_at` is when the watcher had looked at the
-/// file (after its read or stat): a session that read the file itself later
+/// What a watcher wrote. `read_at` is when the watcher began to look at the
+/// file (before its read or stat): a session that read the file itself later
 /// than that holds a version at least as new and ignores the report, which
 /// can reach it after its own read (the watcher read, the agent saved again,
-/// the session read, then the report came).
+/// the session read, then the report came; or the watcher read the file
+/// while the agent's save had it truncated). A change the watcher saw and
+/// the session did not has its own events, and so a later report.
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
     /// A new version (content changed, or the file reappeared).
@@ -843,12 +845,18 @@ impl Inner {
     /// manager on the same store may have indexed the change first (its
     /// `observeWrite`), and this session may still hold the older version.
     /// The session ignores a version it already has.
+    ///
+    /// The report is stamped before the file is read: the read may catch an
+    /// in-place save truncated, and a session that read the file itself once
+    /// that save was done must hold on to its newer text however long the
+    /// store write took (see [`WatchEvent`]).
     async fn recheck(&self, res: &ResolvedPath) {
+        let read_at = std::time::Instant::now();
         match self.indexer.index_resolved(res).await {
             Ok(r) => self.emit(WatchEvent::Updated {
                 object_id: r.object_id,
                 doc: r.doc,
-                read_at: std::time::Instant::now(),
+                read_at,
             }),
             // Replaced by a directory (or a FIFO …): the file is gone too. Reported even when
             // another manager stored the deletion first (the session ignores a version it has).
@@ -857,7 +865,7 @@ impl Inner {
                     Ok(r) => self.emit(WatchEvent::Deleted {
                         object_id: r.object_id,
                         doc: r.doc,
-                        read_at: std::time::Instant::now(),
+                        read_at,
                     }),
                     Err(e) => self.error(format!("recording deletion of {}: {e}", res.source.path)),
                 }

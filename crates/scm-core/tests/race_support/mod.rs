@@ -6,6 +6,7 @@
 //!
 //! The interleaving is made deterministic by a gate in front of a real store:
 //! the slow indexer's first submit waits until the fast one has committed.
+//! `watcher.rs` holds its watcher just after a commit instead.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -21,22 +22,39 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 /// A real store whose first `submit` waits for `release` (after announcing
-/// itself on `arrived`). Everything else passes straight through.
+/// itself on `arrived`), before its write or, made with
+/// [`Gate::after_commit`], after it. Everything else passes straight through.
 pub struct Gate {
     inner: Arc<dyn Store>,
     armed: AtomicBool,
+    after_commit: bool,
     pub arrived: Notify,
     pub release: Notify,
 }
 
 impl Gate {
     pub fn new(inner: Arc<dyn Store>) -> Arc<Self> {
+        Self::with(inner, false)
+    }
+
+    /// The first submit commits, then waits.
+    pub fn after_commit(inner: Arc<dyn Store>) -> Arc<Self> {
+        Self::with(inner, true)
+    }
+
+    fn with(inner: Arc<dyn Store>, after_commit: bool) -> Arc<Self> {
         Arc::new(Gate {
             inner,
             armed: AtomicBool::new(true),
+            after_commit,
             arrived: Notify::new(),
             release: Notify::new(),
         })
+    }
+
+    async fn hold(&self) {
+        self.arrived.notify_one();
+        self.release.notified().await;
     }
 }
 
@@ -46,11 +64,15 @@ impl Store for Gate {
         self.inner.kind()
     }
     async fn submit(&self, ops: Vec<TxOp>) -> Result<TxReceipt> {
-        if self.armed.swap(false, Ordering::SeqCst) {
-            self.arrived.notify_one();
-            self.release.notified().await;
+        let held = self.armed.swap(false, Ordering::SeqCst);
+        if held && !self.after_commit {
+            self.hold().await;
         }
-        self.inner.submit(ops).await
+        let receipt = self.inner.submit(ops).await;
+        if held && self.after_commit {
+            self.hold().await;
+        }
+        receipt
     }
     async fn get(&self, id: &str) -> Result<Option<Document>> {
         self.inner.get(id).await
