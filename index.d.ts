@@ -584,6 +584,19 @@ export interface CacheStats {
 }
 
 /** Outcome of an agent operation. Failures the agent can act on are data (`ok: false`, `code`), never exceptions. */
+/** A ref found in what a tool call would write (`checkToolCall`). */
+export interface RefAsText {
+  code: 'REF_AS_TEXT';
+  /** The argument holding it. */
+  field: 'content' | 'newText' | 'oldText';
+  /** The ref as written: `[t12 · 40 lines]`, or the spec layout's `toolcall_ref id=…`. */
+  token: string;
+  /** What `activate` takes to show its text again (`t12`, `f3`, an id). */
+  target: string;
+  /** Why the call is not run, for the model. */
+  message: string;
+}
+
 export interface OpResult {
   ok: boolean;
   /** The engine's account; names the object by id. */
@@ -746,6 +759,14 @@ export declare class ContextManager {
   unpin(target: string): Promise<OpResult>;
   /** Synchronous form of activate/deactivate/pin/unpin: the change is immediate, its write queued until `flush()`. */
   setOpSync(op: 'activate' | 'deactivate' | 'pin' | 'unpin', target: string): OpResult;
+  /**
+   * Before a tool call runs: whether it would write a ref this session showed into a file (the model copied
+   * `[t12 · 40 lines]` into a write's `content` or an edit's `newText`/`oldText` in place of the text it stands
+   * for). The ref, or null when the call may run; a host refuses the call with `message` (the pi package does).
+   * A file that holds the ref's text already, and a ref-like text naming no call or file of this session (or
+   * with another line count), are let through.
+   */
+  checkToolCall(toolName: string, args: unknown): RefAsText | null;
   /** The harness wrote / edited a file for the agent: new version, active. */
   observeWrite(path: string): Promise<OpResult>;
   observeEdit(path: string): Promise<OpResult>;
@@ -872,6 +893,8 @@ export declare class SelfContextManager {
   /** Exempts the object from auto-collapse until unpinned; does not activate it (SSOT §3.1). */
   pin(id: string): OpResult;
   unpin(id: string): OpResult;
+  /** Before a tool call runs: the ref this session showed that it would write into a file, or null (see ContextManager). */
+  checkToolCall(toolName: string, args: unknown): RefAsText | null;
   /** Writes the file (parent directories created), then indexes it active. */
   wrappedWrite(path: string, content: string | Uint8Array): Promise<void>;
   wrappedEdit(path: string): Promise<void>;

@@ -137,6 +137,13 @@ export declare class NativeSession {
    */
   setOp(op: string, target: string): JsOpResult
   /**
+   * Whether a tool call (`tool`, its arguments as JSON) would write a ref
+   * this session showed into a file: the ref, or null when the call may
+   * run. Synchronous; reads the file the call names only when a ref is
+   * found.
+   */
+  checkToolCall(tool: string, argsJson: string): JsRefAsText | null
+  /**
    * Sets the system prompt the model gets (the harness's own, when it
    * sends it itself): a new version of `system_prompt:<id>` when it
    * changed, written with the next flush and recorded with the next
@@ -385,6 +392,22 @@ export interface JsOpResult {
   code?: string
   /** A set operation's outcome (`activated`, `was_not_active`, …). */
   outcome?: string
+}
+
+/**
+ * A ref this session showed, found in what a tool call would write
+ * (`checkToolCall`): the host refuses the call with `message`.
+ */
+export interface JsRefAsText {
+  /** Always `REF_AS_TEXT`. */
+  code: string
+  /** The argument holding it: `content`, `newText` or `oldText`. */
+  field: string
+  /** The ref as written (`[t12 · 40 lines]`). */
+  token: string
+  /** What `activate` takes to show its text again (`t12`). */
+  target: string
+  message: string
 }
 
 export interface JsResolvedPath {

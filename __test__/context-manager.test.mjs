@@ -22,6 +22,28 @@ describeStores('ContextManager', ({ kind, options }) => {
     writeFileSync(path.join(ws, rel), text);
   };
 
+  describe('a ref is not file text (design §5)', () => {
+    test('checkToolCall finds a ref the session showed in what a call would write, and only that; unserialisable arguments get a code', async () => {
+      const { ws, cm } = await setup({ layout: 'cache' });
+      const text = 'one line of a.txt\ntwo line of a.txt\nthree line of a.txt';
+      write(ws, 'a.txt', text);
+      await cm.read('a.txt');
+      await cm.transformContext([msg.user('tidy a.txt'), msg.assistant([{ id: 'c1', name: 'read', arguments: { path: 'a.txt' } }]), msg.result('c1', 'read', text)]);
+      const found = cm.checkToolCall('write', { path: 'a.txt', content: '[t1 · 3 lines]' });
+      expect(found).toMatchObject({ code: 'REF_AS_TEXT', field: 'content', token: '[t1 · 3 lines]', target: 't1' });
+      expect(found.message).toContain('A ref is not file text');
+      expect(cm.checkToolCall('edit', { path: 'a.txt', oldText: 'two line', newText: '[t1 · 3 lines]' })).toMatchObject({ field: 'newText' });
+      expect(cm.checkToolCall('write', { path: 'a.txt', content: text })).toBeNull();
+      expect(cm.checkToolCall('write', { path: 'a.txt', content: '[t1 · 9 lines]' })).toBeNull();
+      expect(cm.checkToolCall('read', { path: 'a.txt' })).toBeNull();
+      expect(cm.checkToolCall('write')).toBeNull();
+      const circular = { path: 'a.txt' };
+      circular.self = circular;
+      await expectCode(() => cm.checkToolCall('write', circular), 'INVALID_ARGUMENT');
+      await cm.close();
+    });
+  });
+
   describe('secrets (issue 14, defect 2)', () => {
     test('a file on the secret list is metadata-only unless opted in; the option reaches the engine', async () => {
       const { ws, cm } = await setup();

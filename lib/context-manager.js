@@ -405,6 +405,22 @@ class ContextManager {
     return opResult(wrap(() => this[NATIVE].setOp(String(op), target)));
   }
 
+  /**
+   * Before a tool call runs: the ref this session showed that it would write into a file, or null when it may run
+   * (`{ code: 'REF_AS_TEXT', field, token, target, message }`; a host refuses the call with `message`).
+   */
+  checkToolCall(toolName, args) {
+    let json;
+    try {
+      json = JSON.stringify(args ?? {});
+    } catch (cause) {
+      const err = codedError('INVALID_ARGUMENT', `checkToolCall: arguments cannot be serialised as JSON: ${cause?.message ?? cause}`);
+      err.cause = cause;
+      throw err;
+    }
+    return wrap(() => this[NATIVE].checkToolCall(String(toolName), json ?? '{}')) ?? null;
+  }
+
   /** A file the agent wrote (the harness did the write): new version, active. */
   async observeWrite(path) {
     return opResult(await wrapAsync(() => this[NATIVE].observeWrite(path)));

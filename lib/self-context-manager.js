@@ -137,6 +137,11 @@ class SelfContextManager {
     return this.#setOp('unpin', id);
   }
 
+  /** Before a tool call runs: the ref this session showed that it would write into a file, or null (ContextManager#checkToolCall). */
+  checkToolCall(toolName, args) {
+    return this.#sync().checkToolCall(toolName, args);
+  }
+
   /** Write `content` to `filePath` (parent directories created), then index it as the agent's write. */
   async wrappedWrite(filePath, content) {
     const cm = await this.#ready();

@@ -407,6 +407,21 @@ export default function selfContextManager(pi) {
 		}
 	});
 
+	// --- a ref is not file text: a call that would write one the model was shown is refused -------------
+	// (The model copying `[t12 · 40 lines]` into a write's content would replace the file by the ref.) Only a
+	// manager already open answers: a tool call never waits for the store, and without one pi runs it as is.
+	pi.on("tool_call", (e, ctx) => {
+		const cm = S.cm;
+		if (!cm || S.sessionId !== ctx.sessionManager.getSessionId()) return undefined;
+		try {
+			const found = cm.checkToolCall(e.toolName, e.input);
+			return found ? { block: true, reason: found.message } : undefined;
+		} catch (err) {
+			notifyOnce(ctx, `check:${err.code ?? "?"}`, `could not check a ${e.toolName} call for refs (${describe(err)}); it runs as is`);
+			return undefined;
+		}
+	});
+
 	// --- tools ---------------------------------------------------------------------------------------
 
 	// pi refuses a second extension that registers one of these names ("Tool "read" conflicts with …").

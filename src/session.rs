@@ -9,7 +9,7 @@ use napi::Env;
 use napi_derive::napi;
 use scm_core::model::{chat_object_id, session_object_id, system_prompt_object_id};
 use scm_core::session::handle::SessionHandle;
-use scm_core::session::{FileOp, OpResult, OutputDelta, Session, SetOp};
+use scm_core::session::{FileOp, OpResult, OutputDelta, RefAsText, Session, SetOp};
 use serde_json::Value;
 
 use crate::errors::{invalid_arg, parse_json, parse_messages, to_json, IntoJsResult};
@@ -80,6 +80,33 @@ impl JsContextDelta {
             reuse: d.reuse,
             consumed_at,
             consumed_fps,
+        }
+    }
+}
+
+/// A ref this session showed, found in what a tool call would write
+/// (`checkToolCall`): the host refuses the call with `message`.
+#[napi(object)]
+pub struct JsRefAsText {
+    /// Always `REF_AS_TEXT`.
+    pub code: String,
+    /// The argument holding it: `content`, `newText` or `oldText`.
+    pub field: String,
+    /// The ref as written (`[t12 · 40 lines]`).
+    pub token: String,
+    /// What `activate` takes to show its text again (`t12`).
+    pub target: String,
+    pub message: String,
+}
+
+impl From<RefAsText> for JsRefAsText {
+    fn from(r: RefAsText) -> Self {
+        JsRefAsText {
+            code: RefAsText::CODE.to_owned(),
+            field: r.field.to_owned(),
+            token: r.token,
+            target: r.target,
+            message: r.message,
         }
     }
 }
@@ -412,6 +439,23 @@ impl JsSession {
             .with(|s| Ok(s.set_op(op, &target)))
             .js()
             .map(Into::into)
+    }
+
+    /// Whether a tool call (`tool`, its arguments as JSON) would write a ref
+    /// this session showed into a file: the ref, or null when the call may
+    /// run. Synchronous; reads the file the call names only when a ref is
+    /// found.
+    #[napi(catch_unwind)]
+    pub fn check_tool_call(
+        &self,
+        tool: String,
+        args_json: String,
+    ) -> napi::Result<Option<JsRefAsText>> {
+        let args: Value = parse_json(&args_json, "checkToolCall arguments")?;
+        self.handle
+            .with(|s| Ok(s.ref_as_text(&tool, &args)))
+            .js()
+            .map(|r| r.map(Into::into))
     }
 
     /// Sets the system prompt the model gets (the harness's own, when it

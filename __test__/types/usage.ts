@@ -33,7 +33,7 @@ export async function usage(): Promise<void> {
   void [doc, first, state, stableStringify({ a: 1 }), identityHash('chat', null, 'chat:1'), fileHash(new Uint8Array([1]))];
 }
 
-import { ContextManager, SelfContextManager, defaultStorePath, type OpResult, type HarnessMessage } from '../../index.js';
+import { ContextManager, SelfContextManager, defaultStorePath, type OpResult, type HarnessMessage, type RefAsText } from '../../index.js';
 
 export async function sessions(): Promise<void> {
   const cm = await ContextManager.open({ sessionId: 's', store: { kind: 'xtdb', url: 'http://x' }, policy: { perTurn: 3 }, watch: true });
@@ -50,16 +50,20 @@ export async function sessions(): Promise<void> {
   const hits: string[] = (await cm.search('plan', { types: ['file'], limit: 5 })).hits.map((h) => h.id);
   void [versions, older, patch, hits];
   await cm.observeLs('a\nb', '/w');
+  const refused: RefAsText | null = cm.checkToolCall('write', { path: 'a.ts', content: '[t1 · 3 lines]' });
+  const why: string | undefined = refused?.message;
+  void why;
   await cm.close();
   const m = new SelfContextManager({ sessionId: 's', workspaceRoot: '/w' });
   const sync: OpResult = m.activate('x');
   const snap = m.getSnapshot();
   const has: boolean = snap.activeSet.has('x');
   const first = snap.metadataPool[0]?.file_type;
+  const field: string | undefined = m.checkToolCall('edit', { path: 'a.ts', oldText: 'a', newText: 'b' })?.field;
   await m.wrappedWrite('a.ts', 'x');
   await m.observeToolExecutionEnd('bash', 'ls');
   const ids: string[] = [m.sessionObjectId, m.chatObjectId, m.systemPromptObjectId, defaultStorePath('/w')];
-  void [out, r, activeIds, again, asOf, sync, has, first, ids];
+  void [out, r, activeIds, again, asOf, sync, has, first, ids, field];
 }
 
 import { commitsOf, type ContextCommit, type Materialized } from '../../index.js';

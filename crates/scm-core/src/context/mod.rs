@@ -9,6 +9,7 @@ pub mod images;
 pub mod ingest;
 pub mod notices;
 pub mod output;
+pub mod refs_as_text;
 pub mod scale;
 pub mod shell_read;
 pub mod spec_layout;

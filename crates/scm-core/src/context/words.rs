@@ -49,6 +49,14 @@ pub fn one_line(s: &str, max: usize) -> String {
 /// The cache layout's one-line header message (sent before the chat).
 pub const HEADER: &str = "Context manager: files and tool outputs are objects with ids (t… tool calls, f… files). Older tool outputs and edit/write bodies are collapsed to refs like [t12 · 340 lines], a successful edit's oldText at once (that text is no longer in the file); activate(id) shows one again (pin(id) keeps it), deactivate(id)/unpin(id) undo. read(path) reads a file. CHANGED messages show files that changed since you saw them.";
 
+/// Why a call that writes a ref as text is not run (the tool result the
+/// model reads; see `Session::ref_as_text`).
+pub fn ref_as_text(field: &str, token: &str, target: &str) -> String {
+    format!(
+        "Not run: {field} holds {token}, a ref the context manager showed in place of text you saw. A ref is not file text: write the text itself (activate({target}) shows it again)."
+    )
+}
+
 /// A working copy (cache layout): the text of a file the agent is editing
 /// as it was after tool call `as_of` (`t40`; `None`: before any), shown
 /// once when the calls that showed it were collapsed.

@@ -62,6 +62,7 @@ use parts::{ChatState, Known, Queued, WatchState};
 mod persist;
 pub mod policy;
 mod reconstruct;
+mod ref_as_text;
 mod resume;
 pub mod rewind;
 pub mod sets;
@@ -72,6 +73,7 @@ pub use checkpoint::CheckpointRequest;
 pub use ops::{agent_target, DiscoveryPlan, FileOp};
 pub use persist::PendingWrite;
 pub use reconstruct::ReconstructPlan;
+pub use ref_as_text::RefAsText;
 
 /// How a session is opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,136 @@
+//! Refs written as text. The layouts show refs in place of text the model
+//! saw before (`[t12 · 40 lines]`, a working copy's `[f3 · 620 lines]`, the
+//! spec layout's `toolcall_ref id=…`). A model that copies one into what a
+//! call writes — a `write` whose content is `[t12 · 40 lines]`, an edit's
+//! `newText` — would put the ref in the file in place of the text. This
+//! module finds ref-shaped tokens in what a call writes; the session says
+//! which of them are refs it showed (`Session::ref_as_text`).
+
+use serde_json::Value;
+
+use super::aliases::Alias;
+use super::tool_args::edit_bodies;
+
+/// A ref-shaped token in a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefToken<'a> {
+    /// `[t12 · 40 lines]` / `[f3 · 620 lines]` (the cache layout's refs).
+    Alias {
+        alias: Alias,
+        lines: usize,
+        text: &'a str,
+    },
+    /// `toolcall_ref id=…` (the spec layout's stand-in for a result).
+    Toolcall { id: &'a str, text: &'a str },
+}
+
+impl RefToken<'_> {
+    /// The token as it stands in the text.
+    pub fn text(&self) -> &str {
+        match self {
+            RefToken::Alias { text, .. } | RefToken::Toolcall { text, .. } => text,
+        }
+    }
+}
+
+const TOOLCALL_REF: &str = "toolcall_ref id=";
+
+/// Every ref-shaped token in `s`, in order.
+pub fn ref_tokens(s: &str) -> Vec<RefToken<'_>> {
+    let mut out = Vec::new();
+    for (at, _) in s.match_indices('[') {
+        if let Some(t) = alias_ref_at(s, at) {
+            out.push(t);
+        }
+    }
+    for (at, _) in s.match_indices(TOOLCALL_REF) {
+        let rest = &s[at + TOOLCALL_REF.len()..];
+        let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        if len > 0 {
+            out.push(RefToken::Toolcall {
+                id: &rest[..len],
+                text: &s[at..at + TOOLCALL_REF.len() + len],
+            });
+        }
+    }
+    out
+}
+
+/// `[t12 · 40 lines]` starting at byte `at` (a `[`).
+fn alias_ref_at(s: &str, at: usize) -> Option<RefToken<'_>> {
+    let rest = &s[at + 1..];
+    let close = rest.find(']')?;
+    let inner = &rest[..close];
+    let (alias, count) = inner.split_once(" · ")?;
+    let lines = count.strip_suffix(" lines")?;
+    if lines.is_empty() || !lines.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(RefToken::Alias {
+        alias: Alias::parse(alias)?,
+        lines: lines.parse().ok()?,
+        text: &s[at..at + close + 2],
+    })
+}
+
+/// The texts a call puts in a file, by argument name: a `write`'s
+/// `content` and an `edit`'s `newText`s; also its `oldText`s, which pi
+/// looks for in the file (a ref there fails to match, with a less useful
+/// error than this module's).
+pub fn written_texts<'a>(tool: &str, args: &'a Value) -> Vec<(&'static str, &'a str)> {
+    let s = |v: &'a Value, k: &'static str| v.get(k).and_then(Value::as_str).map(|t| (k, t));
+    match tool {
+        "write" => s(args, "content").into_iter().collect(),
+        "edit" => edit_bodies(args)
+            .flat_map(|e| [s(e, "newText"), s(e, "oldText")])
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_the_layouts_refs_and_nothing_like_them() {
+        let s = "a [t12 · 40 lines] b [f3 · 1 lines][t0 · 2 lines] [t4 · x lines] [t5 · 3 line] \
+                 [x1 · 2 lines] toolcall_ref id=abc tool=read status=ok";
+        let found: Vec<String> = ref_tokens(s).iter().map(|t| t.text().to_string()).collect();
+        assert_eq!(
+            found,
+            vec!["[t12 · 40 lines]", "[f3 · 1 lines]", "toolcall_ref id=abc"]
+        );
+        assert_eq!(
+            ref_tokens("[t12 · 40 lines]")[0],
+            RefToken::Alias {
+                alias: Alias::Call(11),
+                lines: 40,
+                text: "[t12 · 40 lines]"
+            }
+        );
+        assert!(ref_tokens("[[[ · ] lines] toolcall_ref id=").is_empty());
+    }
+
+    #[test]
+    fn a_write_s_content_and_an_edit_s_texts_are_what_it_writes() {
+        let edit = json!({"path": "a", "oldText": "o", "newText": "n",
+                          "edits": [{"oldText": "o2", "newText": "n2"}]});
+        assert_eq!(
+            written_texts("edit", &edit),
+            vec![
+                ("newText", "n"),
+                ("oldText", "o"),
+                ("newText", "n2"),
+                ("oldText", "o2")
+            ]
+        );
+        assert_eq!(
+            written_texts("write", &json!({"path": "a", "content": "c"})),
+            vec![("content", "c")]
+        );
+        assert!(written_texts("bash", &json!({"command": "[t1 · 1 lines]"})).is_empty());
+    }
+}

@@ -1,0 +1,141 @@
+//! A tool call that would write a ref this session showed as file text
+//! (design §5, "A ref is not file text"): the host asks before it runs the
+//! call, and refuses it with [`RefAsText::message`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ops::agent_target;
+use super::Session;
+use crate::context::aliases::Alias;
+use crate::context::cache_layout::line_count;
+use crate::context::refs_as_text::{ref_tokens, written_texts, RefToken};
+use crate::context::tool_args::{edit_bodies, path_arg};
+use crate::context::words;
+
+/// A ref found in what a call writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RefAsText {
+    /// The argument that holds it (`content`, `newText`, `oldText`).
+    pub field: &'static str,
+    /// The ref as it stands there (`[t12 · 40 lines]`).
+    pub token: String,
+    /// What `activate` takes to show the text again (`t12`, an id).
+    pub target: String,
+    /// Why the call is not run, for the model (the tool result).
+    pub message: String,
+}
+
+impl RefAsText {
+    /// The code a host reports it with.
+    pub const CODE: &'static str = "REF_AS_TEXT";
+}
+
+/// Files larger than this are not read to see whether they hold the ref
+/// already: the call is let through.
+const MAX_FILE_BYTES: u64 = 16 << 20;
+
+impl Session {
+    /// The first ref this session showed that `tool` would write with
+    /// `args` (`write` content, `edit` texts), unless the file holds that
+    /// text already (a document about refs). None: the call may run.
+    ///
+    /// A ref counts as shown when it names one of this session's tool calls
+    /// or files with a line count that call's result or bodies, or that
+    /// file's text, have: a document that merely mentions `[t3 · 12 lines]`
+    /// is not refused for it.
+    pub fn ref_as_text(&self, tool: &str, args: &Value) -> Option<RefAsText> {
+        let written = written_texts(tool, args);
+        let mut file: Option<FileNow> = None;
+        for (field, text) in written {
+            for token in ref_tokens(text) {
+                let Some(target) = self.showed(&token) else {
+                    continue;
+                };
+                let holds = match file.get_or_insert_with(|| self.file_now(args)) {
+                    FileNow::Text(f) => f.contains(token.text()),
+                    FileNow::Missing => false,
+                    FileNow::TooLarge => true,
+                };
+                if holds {
+                    continue;
+                }
+                return Some(RefAsText {
+                    field,
+                    token: token.text().to_string(),
+                    message: words::ref_as_text(field, token.text(), &target),
+                    target,
+                });
+            }
+        }
+        None
+    }
+
+    /// What `activate` takes for a ref this session showed; None when it
+    /// names nothing of this session (or a call with no such line count).
+    fn showed(&self, token: &RefToken<'_>) -> Option<String> {
+        match *token {
+            RefToken::Alias {
+                alias: Alias::Call(i),
+                lines,
+                ..
+            } => {
+                let id = self.cache.aliases.t.get(i as usize)?.as_deref()?;
+                let doc = &self.objects.get(id)?.doc;
+                let content = doc.get("content").and_then(Value::as_str);
+                let args = doc.get("args").unwrap_or(&Value::Null);
+                let bodies = edit_bodies(args)
+                    .flat_map(|e| [e.get("oldText"), e.get("newText")])
+                    .chain(["content", "command"].map(|k| args.get(k)))
+                    .flatten()
+                    .filter_map(Value::as_str);
+                content
+                    .into_iter()
+                    .chain(bodies)
+                    .any(|t| line_count(t) == lines)
+                    .then(|| Alias::Call(i).text())
+            }
+            RefToken::Alias {
+                alias: Alias::File(i),
+                lines,
+                ..
+            } => {
+                let id = self.cache.aliases.f.get(i as usize)?;
+                let text = self.objects.get(id)?.str("content")?;
+                (line_count(text) == lines).then(|| Alias::File(i).text())
+            }
+            RefToken::Toolcall { id, .. } => {
+                let known = self.objects.get(id)?;
+                (known.object_type() == Some(crate::model::ObjectType::Toolcall))
+                    .then(|| id.to_string())
+            }
+        }
+    }
+
+    /// The file a call names, as it is on disk now.
+    fn file_now(&self, args: &Value) -> FileNow {
+        let Some(path) = path_arg(args) else {
+            return FileNow::Missing;
+        };
+        let host = self.resolver().resolve(&agent_target(path)).ok();
+        let Some(host) = host.and_then(|r| r.host_path) else {
+            return FileNow::Missing;
+        };
+        match std::fs::metadata(&host) {
+            Ok(m) if m.len() > MAX_FILE_BYTES => FileNow::TooLarge,
+            _ => match std::fs::read(&host) {
+                Ok(bytes) => FileNow::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(_) => FileNow::Missing,
+            },
+        }
+    }
+}
+
+/// The file a call writes, before the call.
+enum FileNow {
+    Text(String),
+    /// Not there yet, or not readable: it holds no ref.
+    Missing,
+    /// Not looked through: it may hold the ref.
+    TooLarge,
+}
