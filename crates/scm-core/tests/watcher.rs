@@ -322,6 +322,58 @@ async fn a_batch_handled_during_the_next_save_does_not_store_it_half_written() {
     rt.shutdown_background();
 }
 
+/// The same race when the next save's truncation is stamped no later than
+/// the batch's last event: the kernel stamps a file from a coarse clock (one
+/// tick, 1–10 ms, behind the precise one), so a truncation within a tick of
+/// the earlier save's close looks older than it. The test stamps the
+/// truncated file back to the earlier save's time, as a tick does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncation_stamped_within_a_clock_tick_is_not_stored_empty() {
+    let f = fixture();
+    let a = f.indexed("a.txt", "one\n").await;
+    let probe = f.indexed("probe.txt", "p0").await;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (w, mut rx) = f.watcher_on(rt.handle().clone());
+    w.track(&a).unwrap();
+    w.track(&probe).unwrap();
+
+    std::fs::write(f.path("a.txt"), "two\n").unwrap();
+    let saved = std::time::SystemTime::now();
+    std::fs::write(f.path("probe.txt"), "p1").unwrap();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        let _ = release_rx.recv(); // blocks the only worker
+    });
+    started_rx.recv().unwrap();
+    // The scenario, not a wait for consistency (see the test above).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let slow = std::fs::File::create(f.path("a.txt")).unwrap(); // truncated
+    slow.set_modified(saved).unwrap();
+    release_tx.send(()).unwrap();
+
+    match next(&mut rx).await {
+        WatchEvent::Updated { doc, .. } => {
+            assert_eq!(content(&doc), Some("p1"), "a.txt was read half-written")
+        }
+        other => panic!("expected the probe's update, got {other:?}"),
+    }
+    {
+        use std::io::Write;
+        let mut slow = slow;
+        slow.write_all(b"three\n").unwrap();
+    }
+    expect_update(&mut rx, "three\n").await;
+    assert_eq!(f.versions(&a).await, 2, "no empty version in the history");
+    w.close();
+    rt.shutdown_background();
+}
+
 /// A report's `read_at` is when the watcher began to read the file, not when
 /// it had stored the version. A session that read the file itself after that
 /// holds text at least as new and ignores the report. Stamped after the store

@@ -930,14 +930,32 @@ fn files_in(tracking: &Tracking, dir: &Path) -> Vec<PathBuf> {
 /// their way. The kernel stamps a write no later than the event that reports
 /// it arrives, so a write the batch includes never counts. A file stamped in
 /// the future (clock skew, `touch -d`) waits [`SETTLE_LIMIT`] at most.
+///
+/// The kernel's stamp comes from a coarse clock (one tick, 1–10 ms, behind
+/// the precise one), so a save truncated within a tick of the earlier save's
+/// close can look older than it. An empty file, what a truncated save looks
+/// like, therefore counts from [`EMPTY_MARGIN`] earlier; a file really
+/// emptied is indexed [`SETTLE_LIMIT`] later at most.
 async fn written_after(p: &Path, heard: std::time::Instant) -> bool {
-    let Ok(modified) = tokio::fs::metadata(p).await.and_then(|m| m.modified()) else {
+    let Ok(meta) = tokio::fs::metadata(p).await else {
         return false;
     };
+    let Ok(modified) = meta.modified() else {
+        return false;
+    };
+    let margin = if meta.len() == 0 {
+        EMPTY_MARGIN
+    } else {
+        Duration::ZERO
+    };
     std::time::SystemTime::now()
-        .checked_sub(heard.elapsed())
-        .is_some_and(|heard_at| modified > heard_at)
+        .checked_sub(heard.elapsed() + margin)
+        .is_some_and(|since| modified > since)
 }
+
+/// See [`written_after`]: several ticks, and the time a loaded machine takes
+/// between a close and the debouncer hearing of it.
+const EMPTY_MARGIN: Duration = Duration::from_millis(50);
 
 async fn exists(p: &Path) -> bool {
     tokio::fs::symlink_metadata(p).await.is_ok()
