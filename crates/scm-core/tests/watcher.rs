@@ -276,50 +276,7 @@ async fn a_slow_in_place_save_is_one_version_not_a_torn_one() {
 /// and the watcher waits for them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_handled_during_the_next_save_does_not_store_it_half_written() {
-    use std::io::Write;
-    let f = fixture();
-    let a = f.indexed("a.txt", "one\n").await;
-    let probe = f.indexed("probe.txt", "p0").await;
-    // The watcher's own runtime, one worker, so the test can hold it up.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (w, mut rx) = f.watcher_on(rt.handle().clone());
-    w.track(&a).unwrap();
-    w.track(&probe).unwrap();
-
-    std::fs::write(f.path("a.txt"), "two\n").unwrap();
-    std::fs::write(f.path("probe.txt"), "p1").unwrap();
-    let (started_tx, started_rx) = std::sync::mpsc::channel();
-    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-    rt.spawn(async move {
-        started_tx.send(()).unwrap();
-        let _ = release_rx.recv(); // blocks the only worker
-    });
-    started_rx.recv().unwrap();
-    // Let the debouncer hand the batch (both saves, closed) over while the
-    // watcher cannot run. This wait is the scenario, not a wait for
-    // consistency: if the batch came later, the truncation below joins it and
-    // the test passes without exercising the race.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let mut slow = std::fs::File::create(f.path("a.txt")).unwrap(); // truncated
-    release_tx.send(()).unwrap();
-
-    // The batch is handled before the probe's update is reported.
-    match next(&mut rx).await {
-        WatchEvent::Updated { doc, .. } => {
-            assert_eq!(content(&doc), Some("p1"), "a.txt was read half-written")
-        }
-        other => panic!("expected the probe's update, got {other:?}"),
-    }
-    slow.write_all(b"three\n").unwrap();
-    drop(slow);
-    expect_update(&mut rx, "three\n").await;
-    assert_eq!(f.versions(&a).await, 2, "no empty version in the history");
-    w.close();
-    rt.shutdown_background();
+    a_batch_meets_the_next_save(false).await;
 }
 
 /// The same race when the next save's truncation is stamped no later than
@@ -329,9 +286,19 @@ async fn a_batch_handled_during_the_next_save_does_not_store_it_half_written() {
 /// truncated file back to the earlier save's time, as a tick does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncation_stamped_within_a_clock_tick_is_not_stored_empty() {
+    a_batch_meets_the_next_save(true).await;
+}
+
+/// `a.txt` saved, then truncated by its next save while the watcher's only
+/// worker is held up, the batch of the first save (and of a probe file)
+/// handed over meanwhile; with `stamp_back`, the truncated file carries the
+/// first save's time. The batch must not store `a.txt` empty.
+async fn a_batch_meets_the_next_save(stamp_back: bool) {
+    use std::io::Write;
     let f = fixture();
     let a = f.indexed("a.txt", "one\n").await;
     let probe = f.indexed("probe.txt", "p0").await;
+    // The watcher's own runtime, one worker, so the test can hold it up.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -351,23 +318,26 @@ async fn a_truncation_stamped_within_a_clock_tick_is_not_stored_empty() {
         let _ = release_rx.recv(); // blocks the only worker
     });
     started_rx.recv().unwrap();
-    // The scenario, not a wait for consistency (see the test above).
+    // Let the debouncer hand the batch (both saves, closed) over while the
+    // watcher cannot run. This wait is the scenario, not a wait for
+    // consistency: if the batch came later, the truncation below joins it and
+    // the test passes without exercising the race.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let slow = std::fs::File::create(f.path("a.txt")).unwrap(); // truncated
-    slow.set_modified(saved).unwrap();
+    let mut slow = std::fs::File::create(f.path("a.txt")).unwrap(); // truncated
+    if stamp_back {
+        slow.set_modified(saved).unwrap();
+    }
     release_tx.send(()).unwrap();
 
+    // The batch is handled before the probe's update is reported.
     match next(&mut rx).await {
         WatchEvent::Updated { doc, .. } => {
             assert_eq!(content(&doc), Some("p1"), "a.txt was read half-written")
         }
         other => panic!("expected the probe's update, got {other:?}"),
     }
-    {
-        use std::io::Write;
-        let mut slow = slow;
-        slow.write_all(b"three\n").unwrap();
-    }
+    slow.write_all(b"three\n").unwrap();
+    drop(slow);
     expect_update(&mut rx, "three\n").await;
     assert_eq!(f.versions(&a).await, 2, "no empty version in the history");
     w.close();
