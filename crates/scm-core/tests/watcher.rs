@@ -308,8 +308,9 @@ async fn a_batch_meets_the_next_save(stamp_back: bool) {
     w.track(&a).unwrap();
     w.track(&probe).unwrap();
 
-    std::fs::write(f.path("a.txt"), "two\n").unwrap();
+    // (Taken before the save: a coarse stamp can be older than the save.)
     let saved = std::time::SystemTime::now();
+    std::fs::write(f.path("a.txt"), "two\n").unwrap();
     std::fs::write(f.path("probe.txt"), "p1").unwrap();
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
