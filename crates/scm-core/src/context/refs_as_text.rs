@@ -35,7 +35,9 @@ impl RefToken<'_> {
 
 const TOOLCALL_REF: &str = "toolcall_ref id=";
 
-/// Every ref-shaped token in `s`, in order.
+/// Every ref-shaped token in `s`: the cache layout's in order, then the
+/// spec layout's. (An id runs to the next whitespace, so a quoted one keeps
+/// its quote and names nothing: such a token is let through.)
 pub fn ref_tokens(s: &str) -> Vec<RefToken<'_>> {
     let mut out = Vec::new();
     for (at, _) in s.match_indices('[') {
