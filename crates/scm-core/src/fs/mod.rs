@@ -4,5 +4,6 @@ pub mod note_walk;
 mod poller;
 pub mod resolver;
 pub mod secrets;
+mod settle;
 pub mod watch_backend;
 pub mod watcher;

@@ -18,17 +18,10 @@
 //!   gone, or no longer a regular file (replaced by a directory) → deletion
 //!   version. An atomic save (write a temp file, rename it
 //!   over the tracked one) therefore reads as a change, never a deletion.
-//! - **Torn writes.** The debouncer hands an event over once it is older
-//!   than its window, so a slow in-place save (truncate, write, … close)
-//!   can arrive half-written. Where the platform reports a writer's close
-//!   (inotify's `IN_CLOSE_WRITE`), a path whose last write in a batch has no
-//!   close after it waits for that close, or for [`SETTLE_LIMIT`] at most (a
-//!   writer that keeps the file open, a log, is still followed). No API says
-//!   "this writer is done" short of the close, hence the bounded wait.
-//!   A batch handled late can also meet the *next* save under way: its last
-//!   event is the earlier save's close, and the file is truncated, not yet
-//!   written. A path whose file was modified after the batch's last event of
-//!   it waits the same way: that save's own events are coming.
+//! - **Torn writes** (`settle.rs`). A slow in-place save can arrive
+//!   half-written, and a batch handled late can meet the next save with the
+//!   file truncated: such a path waits for its writer's close (or
+//!   [`SETTLE_LIMIT`]) before it is indexed.
 //! - **A directory that goes away.** Deleting a watched directory drops
 //!   its watch; moving it away takes the watch along. Either way its tracked
 //!   files are re-checked (they are gone) and the nearest existing ancestor
@@ -76,6 +69,8 @@ use notify_debouncer_full::DebouncedEvent;
 use crate::error::Error;
 use crate::fs::indexer::Indexer;
 use crate::fs::resolver::ResolvedPath;
+pub use crate::fs::settle::SETTLE_LIMIT;
+use crate::fs::settle::{leaves_open, written_after, Unsettled};
 use crate::fs::watch_backend::{Backends, Batch, Source};
 pub use crate::fs::watch_backend::{PollMode, PollOptions};
 use crate::store::Document;
@@ -118,62 +113,10 @@ pub type WatchCallback = Arc<dyn Fn(WatchEvent) + Send + Sync>;
 /// rename and coalesce an editor's write bursts, short enough to feel live.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
 
-/// How long a write whose writer has not closed the file waits for the
-/// close before the file is indexed anyway (see "Torn writes" above).
-pub const SETTLE_LIMIT: Duration = Duration::from_millis(1_000);
-
 /// Whether the platform's watcher reports a writer's close (inotify does;
 /// FSEvents and ReadDirectoryChangesW do not: there a change is indexed when
 /// its batch comes, as before).
 const REPORTS_CLOSE: bool = cfg!(any(target_os = "linux", target_os = "android"));
-
-/// Tracked paths written to whose writer has not closed them yet, with the
-/// time they are indexed anyway.
-#[derive(Default)]
-struct Unsettled {
-    due: HashMap<PathBuf, tokio::time::Instant>,
-}
-
-impl Unsettled {
-    fn wait(&mut self, p: &Path) {
-        self.due
-            .entry(p.to_path_buf())
-            .or_insert_with(|| tokio::time::Instant::now() + SETTLE_LIMIT);
-    }
-
-    fn next_due(&self) -> Option<tokio::time::Instant> {
-        self.due.values().min().copied()
-    }
-
-    /// The paths whose wait is over, removed.
-    fn take_due(&mut self) -> Vec<PathBuf> {
-        let now = tokio::time::Instant::now();
-        let mut out: Vec<PathBuf> = self
-            .due
-            .iter()
-            .filter(|(_, &t)| t <= now)
-            .map(|(p, _)| p.clone())
-            .collect();
-        out.sort();
-        for p in &out {
-            self.due.remove(p);
-        }
-        out
-    }
-}
-
-/// After this event, is the path still open for writing? `None`: the event
-/// says nothing about it.
-fn leaves_open(kind: &EventKind) -> Option<bool> {
-    match kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(false),
-        EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) | EventKind::Create(_) => {
-            Some(true)
-        }
-        EventKind::Access(_) | EventKind::Other => None,
-        _ => Some(false),
-    }
-}
 
 thread_local! {
     /// Set while this thread runs the user callback, so `close()` called from
@@ -923,39 +866,6 @@ fn files_in(tracking: &Tracking, dir: &Path) -> Vec<PathBuf> {
     out.dedup();
     out
 }
-
-/// Whether the file at `p` was modified after `heard`, the last event of it
-/// the batch holds: a save the batch does not include is under way (the file
-/// may be truncated and not yet written) or done, and its own events are on
-/// their way. The kernel stamps a write no later than the event that reports
-/// it arrives, so a write the batch includes never counts. A file stamped in
-/// the future (clock skew, `touch -d`) waits [`SETTLE_LIMIT`] at most.
-///
-/// The kernel's stamp comes from a coarse clock (one tick, 1–10 ms, behind
-/// the precise one), so a save truncated within a tick of the earlier save's
-/// close can look older than it. An empty file, what a truncated save looks
-/// like, therefore counts from [`EMPTY_MARGIN`] earlier; a file really
-/// emptied is indexed [`SETTLE_LIMIT`] later at most.
-async fn written_after(p: &Path, heard: std::time::Instant) -> bool {
-    let Ok(meta) = tokio::fs::metadata(p).await else {
-        return false;
-    };
-    let Ok(modified) = meta.modified() else {
-        return false;
-    };
-    let margin = if meta.len() == 0 {
-        EMPTY_MARGIN
-    } else {
-        Duration::ZERO
-    };
-    std::time::SystemTime::now()
-        .checked_sub(heard.elapsed() + margin)
-        .is_some_and(|since| modified > since)
-}
-
-/// See [`written_after`]: several ticks, and the time a loaded machine takes
-/// between a close and the debouncer hearing of it.
-const EMPTY_MARGIN: Duration = Duration::from_millis(50);
 
 async fn exists(p: &Path) -> bool {
     tokio::fs::symlink_metadata(p).await.is_ok()
