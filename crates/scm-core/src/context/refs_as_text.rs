@@ -35,6 +35,13 @@ impl RefToken<'_> {
 
 const TOOLCALL_REF: &str = "toolcall_ref id=";
 
+/// The longest a ref can be (`[t4294967295 · 18446744073709551615 lines]`
+/// is 45 bytes): what follows a `[` is searched this far only, so a hostile
+/// text (a megabyte of `[`) costs one pass, not one per bracket. (The id
+/// after `toolcall_ref id=` ends at the next whitespace, and the pattern
+/// holds one: those searches never overlap.)
+const MAX_REF_BYTES: usize = 64;
+
 /// Every ref-shaped token in `s`: the cache layout's in order, then the
 /// spec layout's. (An id runs to the next whitespace, so a quoted one keeps
 /// its quote and names nothing: such a token is let through.)
@@ -61,7 +68,7 @@ pub fn ref_tokens(s: &str) -> Vec<RefToken<'_>> {
 /// `[t12 · 40 lines]` starting at byte `at` (a `[`).
 fn alias_ref_at(s: &str, at: usize) -> Option<RefToken<'_>> {
     let rest = &s[at + 1..];
-    let close = rest.find(']')?;
+    let close = prefix(rest, MAX_REF_BYTES).find(']')?;
     let inner = &rest[..close];
     let (alias, count) = inner.split_once(" · ")?;
     let lines = count.strip_suffix(" lines")?;
@@ -73,6 +80,15 @@ fn alias_ref_at(s: &str, at: usize) -> Option<RefToken<'_>> {
         lines: lines.parse().ok()?,
         text: &s[at..at + close + 2],
     })
+}
+
+/// `s` up to `max` bytes, cut back to a char boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// The texts a call puts in a file, by argument name: a `write`'s
@@ -114,6 +130,16 @@ mod tests {
             }
         );
         assert!(ref_tokens("[[[ · ] lines] toolcall_ref id=").is_empty());
+    }
+
+    /// Each `[` is looked past a bounded distance only: a megabyte of them
+    /// is one pass (unbounded: a scan to the end per bracket, quadratic).
+    #[test]
+    fn a_hostile_text_is_one_pass() {
+        assert!(ref_tokens(&"[".repeat(1 << 20)).is_empty());
+        let far = format!("[t1 · {}3 lines]", "0".repeat(MAX_REF_BYTES));
+        assert!(ref_tokens(&far).is_empty());
+        assert_eq!(ref_tokens("[t1 · 3 lines]é[").len(), 1);
     }
 
     #[test]
