@@ -24,10 +24,10 @@ pub enum RefToken<'a> {
     Toolcall { id: &'a str, text: &'a str },
 }
 
-impl RefToken<'_> {
+impl<'a> RefToken<'a> {
     /// The token as it stands in the text.
-    pub fn text(&self) -> &str {
-        match self {
+    pub fn text(&self) -> &'a str {
+        match *self {
             RefToken::Alias { text, .. } | RefToken::Toolcall { text, .. } => text,
         }
     }

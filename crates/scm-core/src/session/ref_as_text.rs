@@ -2,6 +2,9 @@
 //! (design §5, "A ref is not file text"): the host asks before it runs the
 //! call, and refuses it with [`RefAsText::message`].
 
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -45,15 +48,21 @@ impl Session {
     /// file's text, have: a document that merely mentions `[t3 · 12 lines]`
     /// is not refused for it.
     pub fn ref_as_text(&self, tool: &str, args: &Value) -> Option<RefAsText> {
-        let written = written_texts(tool, args);
+        // Each alias's line counts, each token and the file's refs are worked
+        // out once: a hostile write repeating refs costs one pass.
+        let mut counts: HashMap<Alias, Vec<usize>> = HashMap::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut file: Option<FileNow> = None;
-        for (field, text) in written {
+        for (field, text) in written_texts(tool, args) {
             for token in ref_tokens(text) {
-                let Some(target) = self.showed(&token) else {
+                if !seen.insert(token.text()) {
+                    continue;
+                }
+                let Some(target) = self.showed(&token, &mut counts) else {
                     continue;
                 };
                 let holds = match file.get_or_insert_with(|| self.file_now(args)) {
-                    FileNow::Text(f) => f.contains(token.text()),
+                    FileNow::Refs(refs) => refs.contains(token.text()),
                     FileNow::Missing => false,
                     FileNow::TooLarge => true,
                 };
@@ -72,37 +81,20 @@ impl Session {
     }
 
     /// What `activate` takes for a ref this session showed; None when it
-    /// names nothing of this session (or a call with no such line count).
-    fn showed(&self, token: &RefToken<'_>) -> Option<String> {
+    /// names nothing of this session (or a call or file with no such line
+    /// count).
+    fn showed(
+        &self,
+        token: &RefToken<'_>,
+        counts: &mut HashMap<Alias, Vec<usize>>,
+    ) -> Option<String> {
         match *token {
-            RefToken::Alias {
-                alias: Alias::Call(i),
-                lines,
-                ..
-            } => {
-                let id = self.cache.aliases.t.get(i as usize)?.as_deref()?;
-                let doc = &self.objects.get(id)?.doc;
-                let content = doc.get("content").and_then(Value::as_str);
-                let args = doc.get("args").unwrap_or(&Value::Null);
-                let bodies = edit_bodies(args)
-                    .flat_map(|e| [e.get("oldText"), e.get("newText")])
-                    .chain(["content", "command"].map(|k| args.get(k)))
-                    .flatten()
-                    .filter_map(Value::as_str);
-                content
-                    .into_iter()
-                    .chain(bodies)
-                    .any(|t| line_count(t) == lines)
-                    .then(|| Alias::Call(i).text())
-            }
-            RefToken::Alias {
-                alias: Alias::File(i),
-                lines,
-                ..
-            } => {
-                let id = self.cache.aliases.f.get(i as usize)?;
-                let text = self.objects.get(id)?.str("content")?;
-                (line_count(text) == lines).then(|| Alias::File(i).text())
+            RefToken::Alias { alias, lines, .. } => {
+                let shown = match counts.entry(alias) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(self.line_counts(alias)),
+                };
+                shown.contains(&lines).then(|| alias.text())
             }
             RefToken::Toolcall { id, .. } => {
                 let known = self.objects.get(id)?;
@@ -112,7 +104,38 @@ impl Session {
         }
     }
 
-    /// The file a call names, as it is on disk now.
+    /// The line counts a ref of `alias` can show: a call's result and
+    /// bodies (`oldText`, `newText`, `content`, `command`), a file's text.
+    /// Empty when the alias names nothing of this session.
+    fn line_counts(&self, alias: Alias) -> Vec<usize> {
+        let doc = match alias {
+            Alias::Call(i) => self
+                .cache
+                .aliases
+                .t
+                .get(i as usize)
+                .and_then(Option::as_deref),
+            Alias::File(i) => self.cache.aliases.f.get(i as usize).map(String::as_str),
+        }
+        .and_then(|id| self.objects.get(id))
+        .map(|k| &k.doc);
+        let Some(doc) = doc else {
+            return Vec::new();
+        };
+        let content = doc.get("content").and_then(Value::as_str);
+        let args = match alias {
+            Alias::Call(_) => doc.get("args").unwrap_or(&Value::Null),
+            Alias::File(_) => &Value::Null,
+        };
+        let bodies = edit_bodies(args)
+            .flat_map(|e| [e.get("oldText"), e.get("newText")])
+            .chain(["content", "command"].map(|k| args.get(k)))
+            .flatten()
+            .filter_map(Value::as_str);
+        content.into_iter().chain(bodies).map(line_count).collect()
+    }
+
+    /// The file a call names, as it is on disk now: the refs it holds.
     fn file_now(&self, args: &Value) -> FileNow {
         let Some(path) = path_arg(args) else {
             return FileNow::Missing;
@@ -124,7 +147,14 @@ impl Session {
         match std::fs::metadata(&host) {
             Ok(m) if m.len() > MAX_FILE_BYTES => FileNow::TooLarge,
             _ => match std::fs::read(&host) {
-                Ok(bytes) => FileNow::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let refs = ref_tokens(&text)
+                        .iter()
+                        .map(|t| t.text().to_string())
+                        .collect();
+                    FileNow::Refs(refs)
+                }
                 Err(_) => FileNow::Missing,
             },
         }
@@ -133,7 +163,8 @@ impl Session {
 
 /// The file a call writes, before the call.
 enum FileNow {
-    Text(String),
+    /// The ref-shaped tokens it holds.
+    Refs(HashSet<String>),
     /// Not there yet, or not readable: it holds no ref.
     Missing,
     /// Not looked through: it may hold the ref.
