@@ -3,7 +3,7 @@
 
 const path = require('node:path');
 const { native, NATIVE } = require('./native.js');
-const { wrap, wrapAsync, codedError, messagesJson } = require('./errors.js');
+const { wrap, wrapAsync, codedError, messagesJson, serialised } = require('./errors.js');
 const { Store } = require('./store.js');
 const { storeOptionsFor } = require('./defaults.js');
 const { Commits } = require('./commits.js');
@@ -410,14 +410,7 @@ class ContextManager {
    * (`{ code: 'REF_AS_TEXT', field, token, target, message }`; a host refuses the call with `message`).
    */
   checkToolCall(toolName, args) {
-    let json;
-    try {
-      json = JSON.stringify(args ?? {});
-    } catch (cause) {
-      const err = codedError('INVALID_ARGUMENT', `checkToolCall: arguments cannot be serialised as JSON: ${cause?.message ?? cause}`);
-      err.cause = cause;
-      throw err;
-    }
+    const json = serialised(() => JSON.stringify(args ?? {}), 'INVALID_ARGUMENT', 'checkToolCall: arguments');
     return wrap(() => this[NATIVE].checkToolCall(String(toolName), json ?? '{}')) ?? null;
   }
 

@@ -85,13 +85,18 @@ function describe(x) {
  * try/catch around the one stringify the call does anyway: no walk of the messages beforehand.
  */
 function messagesJson(serialise) {
+  return serialised(serialise, 'INVALID_MESSAGE', 'messages');
+}
+
+/** `serialise()`, what JSON cannot take thrown as `code` with `what` named (the original error is its `cause`). */
+function serialised(serialise, code, what) {
   try {
     return serialise();
   } catch (cause) {
-    const err = codedError('INVALID_MESSAGE', `messages cannot be serialised as JSON: ${describe(cause)}`);
+    const err = codedError(code, `${what} cannot be serialised as JSON: ${describe(cause)}`);
     err.cause = cause;
     throw err;
   }
 }
 
-module.exports = { normalize, rethrow, wrap, wrapAsync, codedError, messagesJson };
+module.exports = { normalize, rethrow, wrap, wrapAsync, codedError, messagesJson, serialised };

@@ -26,14 +26,23 @@ pub const SETTLE_LIMIT: Duration = Duration::from_millis(1_000);
 /// time they are indexed anyway.
 #[derive(Default)]
 pub(super) struct Unsettled {
-    pub(super) due: HashMap<PathBuf, tokio::time::Instant>,
+    due: HashMap<PathBuf, tokio::time::Instant>,
 }
 
 impl Unsettled {
+    /// `p` waits for its writer's close, [`SETTLE_LIMIT`] at most.
     pub(super) fn wait(&mut self, p: &Path) {
-        self.due
-            .entry(p.to_path_buf())
-            .or_insert_with(|| tokio::time::Instant::now() + SETTLE_LIMIT);
+        self.look_at(p.to_path_buf(), tokio::time::Instant::now() + SETTLE_LIMIT);
+    }
+
+    /// `p` is looked at again at `at` (unless it already waits).
+    pub(super) fn look_at(&mut self, p: PathBuf, at: tokio::time::Instant) {
+        self.due.entry(p).or_insert(at);
+    }
+
+    /// `p` was indexed (or handled otherwise): it waits no more.
+    pub(super) fn settled(&mut self, p: &Path) {
+        self.due.remove(p);
     }
 
     pub(super) fn next_due(&self) -> Option<tokio::time::Instant> {

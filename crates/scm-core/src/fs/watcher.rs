@@ -605,7 +605,7 @@ impl Inner {
             for p in looks {
                 // Past the window of the events it follows, and one more.
                 let at = tokio::time::Instant::now() + self.debounce * 2;
-                unsettled.due.entry(p).or_insert(at);
+                unsettled.look_at(p, at);
             }
             let due = unsettled.next_due();
             let batch = tokio::select! {
@@ -763,7 +763,7 @@ impl Inner {
                 return;
             }
             if handled.contains(&p) {
-                unsettled.due.remove(&p);
+                unsettled.settled(&p);
                 continue;
             }
             // Still being written, or written again since the batch's events.
@@ -776,7 +776,7 @@ impl Inner {
                 unsettled.wait(&p);
                 continue;
             }
-            unsettled.due.remove(&p);
+            unsettled.settled(&p);
             if let Some(res) = self.tracked(&p) {
                 self.recheck(&res).await;
             }

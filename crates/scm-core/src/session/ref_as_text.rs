@@ -108,17 +108,9 @@ impl Session {
     /// bodies (`oldText`, `newText`, `content`, `command`), a file's text.
     /// Empty when the alias names nothing of this session.
     fn line_counts(&self, alias: Alias) -> Vec<usize> {
-        let doc = match alias {
-            Alias::Call(i) => self
-                .cache
-                .aliases
-                .t
-                .get(i as usize)
-                .and_then(Option::as_deref),
-            Alias::File(i) => self.cache.aliases.f.get(i as usize).map(String::as_str),
-        }
-        .and_then(|id| self.objects.get(id))
-        .map(|k| &k.doc);
+        let doc = (self.cache.aliases.resolve(alias).ok())
+            .and_then(|id| self.objects.get(id))
+            .map(|k| &k.doc);
         let Some(doc) = doc else {
             return Vec::new();
         };
