@@ -1372,6 +1372,22 @@ async fn a_pinned_read_of_the_current_text_gets_no_copy_beside_it() {
     }
 }
 
+/// The plan read, collapsed, ticked off from memory (step 040) and shown
+/// by its working copy four calls on: its text now.
+async fn plan_with_copy(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+) -> String {
+    let v1 = read_plan_then_work(ws, s, t, outs).await;
+    let v2 = tick_step_040(ws, s, t, &v1).await;
+    step(s, t, outs).await;
+    other_work(s, t, outs, 4..8).await;
+    assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+    v2
+}
+
 /// A read covering the whole file arrives at a call whose epoch or fold
 /// would make the file a new working copy: the read shows that text, so no
 /// copy of it is made beside it (random seed 30: a fold's area copy beside
@@ -1388,11 +1404,7 @@ async fn a_read_of_the_whole_file_arriving_with_an_epoch_gets_no_copy_beside_it(
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
         let mut outs = Vec::new();
-        let v1 = read_plan_then_work(&ws, &mut s, &mut t, &mut outs).await;
-        let v2 = tick_step_040(&ws, &mut s, &mut t, &v1).await;
-        step(&mut s, &t, &mut outs).await;
-        other_work(&mut s, &mut t, &mut outs, 4..8).await;
-        assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        let v2 = plan_with_copy(&ws, &mut s, &mut t, &mut outs).await;
         // Edits from memory again, then a slice that covers the whole file,
         // with enough other output that this call runs an epoch.
         let v3 = tick_step(&ws, &mut s, &mut t, &v2, 50, "e2").await;
@@ -1534,6 +1546,74 @@ async fn a_fresh_activation_of_the_current_text_gets_no_copy_beside_it() {
         }
         // The activation has collapsed; the plan is shown by its copy.
         assert_eq!(copies_of(outs.last().unwrap(), "plan.md").len(), 1);
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// Every string the model reads in `out`, tool-call arguments included.
+fn strings_in_view(out: &[Value]) -> Vec<String> {
+    fn walk(v: &Value, into: &mut Vec<String>) {
+        match v {
+            Value::String(s) => into.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, into)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, into)),
+            _ => {}
+        }
+    }
+    let mut v = Vec::new();
+    out.iter().for_each(|m| walk(&m["content"], &mut v));
+    v
+}
+
+/// An edit that replaces the whole of a small file (its `newText` is the
+/// file as it is now) arriving at a call whose epoch or fold would make the
+/// file a new working copy: the edit's body shows that text, so no copy of
+/// it is made beside it (random seed 3362: a fold's area copy beside such an
+/// edit, the file's text twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_replacing_the_whole_file_gets_no_copy_beside_it() {
+    for (store, fold) in stores()
+        .into_iter()
+        .flat_map(|s| [(s.clone(), 0), (s, 150)])
+    {
+        let ws = Workspace::new(store);
+        let mut o = opts("wholeedit");
+        o.cache.fold = fold;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v2 = plan_with_copy(&ws, &mut s, &mut t, &mut outs).await;
+        // The agent rewrites the whole plan with one edit, with enough other
+        // output that this call runs an epoch.
+        let v3 = v2.replace("- [ ]", "- [x]");
+        ws.write("plan.md", &v3);
+        s.observe_edit("plan.md").await.unwrap();
+        t.call(
+            "e2",
+            "edit",
+            json!({"path": "plan.md", "oldText": v2, "newText": v3}),
+            "Successfully replaced text in plan.md.",
+        );
+        make(&mut t, 8);
+        make(&mut t, 9);
+        let epochs = s.cache_stats().epochs;
+        // Once: the file is being worked on.
+        for i in 10..22 {
+            let out = step(&mut s, &t, &mut outs).await;
+            let shown: usize = strings_in_view(&out)
+                .iter()
+                .map(|x| x.matches(&v3).count())
+                .sum();
+            assert!(
+                shown == 1,
+                "fold {fold}, call {}: {:#?}",
+                outs.len() - 1,
+                strings_in_view(&out)
+            );
+            make(&mut t, i);
+        }
+        assert!(s.cache_stats().epochs > epochs, "epochs ran");
         assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }

@@ -199,8 +199,11 @@ impl CacheLayout {
             if epochs::units(utf16_len(&text)) > max {
                 continue;
             }
-            // A slice in view may cover the whole file.
-            if self.copy_showing(f, &text).is_none() && self.slice_showing(f, &text, doc).is_none()
+            // A slice in view may cover the whole file, and so may an edit
+            // whose body is the whole text.
+            if self.copy_showing(f, &text).is_none()
+                && self.slice_showing(f, &text, doc).is_none()
+                && self.edit_showing(f, &text, self.fold_cut(), doc).is_none()
             {
                 made.push(self.working_copy(f, &text));
             }
@@ -400,8 +403,9 @@ impl CacheLayout {
         // A call the fold keeps after its cut that shows this very text
         // whole (a read that arrived with this call): it is the file's view,
         // no copy beside it (random seed 30); it covers the calls before it.
+        // So does an edit whose body is the whole text (seed 3362).
         let kept_shows = |f: u32, t: &str| {
-            self.file_calls.of(f).iter().rev().copied().find(|&k| {
+            let shows = self.file_calls.of(f).iter().rev().copied().find(|&k| {
                 let c = &self.state.calls[k as usize];
                 let live = match c.tool.as_str() {
                     "write" => c.args_live_at(epoch),
@@ -411,7 +415,8 @@ impl CacheLayout {
                     && !c.is_error
                     && self.showing_item(k).is_some_and(|r| r >= cut)
                     && self.shown_text(k, f, doc) == Some(t)
-            })
+            });
+            shows.max(self.edit_showing(f, t, cut, doc))
         };
         for (f, text) in again {
             if covers.contains_key(&f) {

@@ -513,8 +513,13 @@ impl CacheLayout {
             // shows it: the copy is made when that call collapses (random
             // seed 611: a fresh activation and a copy of the same text, the
             // view three units over the budget the copy fit in).
+            // So does a kept edit whose body is the whole text (seed 3362).
+            let edit = self.edit_showing(f, now, self.fold_cut(), doc);
             if pinned.iter().any(|&i| whole(i))
                 || kept.iter().any(|&i| self.shows_now(i as u32) && whole(i))
+                || edit.is_some_and(|k| {
+                    kept.contains(&(k as usize)) && !deactivated.contains(&(k as usize))
+                })
             {
                 return false;
             }

@@ -519,6 +519,42 @@ impl CacheLayout {
         }
     }
 
+    /// The newest successful edit of file `f` whose body shows `text`
+    /// whole in the chat after item `cut`: its one `newText` is that text
+    /// (an edit that replaced all of a small file) and its arguments are not
+    /// collapsed. An edit's body is otherwise a part of the file, never its
+    /// view; this one shows the file as a write does, so no working copy of
+    /// the same text goes beside it (random seed 3362: a fold's copy beside
+    /// such an edit, the file's text twice).
+    pub fn edit_showing(&self, f: u32, text: &str, cut: u32, doc: &dyn DocLookup) -> Option<u32> {
+        let epochs = self.state.epochs.len() as u32;
+        self.file_calls.of(f).iter().rev().copied().find(|&k| {
+            let c = &self.state.calls[k as usize];
+            if c.tool != "edit" || c.is_error || !c.args_live_at(epochs) {
+                return false;
+            }
+            if self
+                .items
+                .assistant_item
+                .get(k as usize)
+                .is_none_or(|&a| a < cut)
+            {
+                return false;
+            }
+            let Some(d) = self.aliases.t[k as usize]
+                .as_deref()
+                .and_then(|id| doc.get_doc(id))
+            else {
+                return false;
+            };
+            let mut bodies = d.get("args").into_iter().flat_map(edit_bodies);
+            match (bodies.next(), bodies.next()) {
+                (Some(e), None) => e.get("newText").and_then(Value::as_str) == Some(text),
+                _ => false,
+            }
+        })
+    }
+
     /// The item that shows call `k`'s text: a write's arguments (what it
     /// wrote), any other call's result.
     pub fn showing_item(&self, k: u32) -> Option<u32> {
