@@ -15,10 +15,10 @@ source "$ROOT/scripts/retry.sh"
 df -h "$ROOT" "${TMPDIR:-/tmp}" 2>/dev/null || true
 
 step "node dependencies"
-# Not `npm ci`: some platform-specific optional packages of @napi-rs/cli's
-# dependencies (lzma/tar for other OSes) are absent from the reachable
-# registry, and `npm ci` rejects a lock that lacks them. `npm install` still
-# installs the locked versions.
+# Not `npm ci`: the package's own per-platform addons (its
+# optionalDependencies, npm/*) are not published yet, so the lock cannot
+# hold them and `npm ci` rejects it as out of sync. `npm install` installs
+# the locked versions of the rest and leaves the lock as committed.
 retry npm install --no-audit --no-fund
 
 step "hash vectors: committed fixture matches the JS reference implementation"
