@@ -1636,6 +1636,130 @@ async fn a_read_of_text_in_view_as_a_write_or_activation_points_there() {
     }
 }
 
+/// The agent reads `a.ts` (t1), then replaces all of it with one edit (t2,
+/// its `newText` the whole new text, returned).
+async fn read_then_rewrite_whole(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+) -> String {
+    let (v1, v2) = (body("BEFORE", 6), body("WHOLE", 6));
+    ws.write("a.ts", &v1);
+    s.read("a.ts").await.unwrap();
+    t.user("rewrite a.ts")
+        .call("r1", "read", json!({"path": "a.ts"}), &v1);
+    outs.push(s.transform_context(&t.messages).await.unwrap());
+    ws.write("a.ts", &v2);
+    assert!(s.observe_edit("a.ts").await.unwrap().ok);
+    t.call(
+        "e1",
+        "edit",
+        json!({"path": "a.ts", "oldText": v1, "newText": v2}),
+        "Successfully replaced text in a.ts.",
+    );
+    v2
+}
+
+/// Nothing twice: an edit that replaced the whole file shows its new text
+/// in its body (`newText`), so a read of that text right after points at
+/// the edit, and the pointer stays true while epochs run: it keeps the edit
+/// whole, or it collapses (random seeds 319 and 1255: the text twice for
+/// three calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_after_an_edit_replacing_the_whole_file_points_at_the_edit() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        // Room for the edit and a few steps after it: an epoch keeps the
+        // pointer (and so the edit) at first, later ones collapse it.
+        let policy = CachePolicy {
+            high: 600,
+            low: 350,
+            ..small()
+        };
+        let mut s = ws.open(opts("dedupe-edit", policy)).await;
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        let v2 = read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs).await;
+        s.read("a.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "a.ts"}), &v2);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t3"), "[t3: identical to t2 above]");
+        assert_eq!(in_json(out, "WHOLE line 005"), 1);
+        assert_eq!(s.cache_stats().dedupes, 1);
+        // So does an activation of the file (random seed 319).
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        let out = outs.last().unwrap();
+        assert_eq!(result_of(out, "t4"), "[f1 is shown above]");
+        assert_eq!(in_json(out, "WHOLE line 005"), 1);
+        // Other output until epochs collapse it: never twice, and while the
+        // read points at the edit, the edit's body is in view.
+        let epochs = s.cache_stats().epochs;
+        for i in 0..12 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("step {i}")}),
+                &body(&format!("STEP{i}X"), 4),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            let out = outs.last().unwrap();
+            let n = in_json(out, "WHOLE line 005");
+            assert!(n <= 1, "call {i}: the text {n} times");
+            if result_of(out, "t3") == "[t3: identical to t2 above]" {
+                assert_eq!(n, 1, "call {i}: the pointer names nothing in view");
+            }
+        }
+        assert!(s.cache_stats().epochs > epochs, "epochs ran");
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// Occurrences of `needle` anywhere in `out`: texts, results and tool-call
+/// arguments alike.
+fn in_json(out: &[Value], needle: &str) -> usize {
+    serde_json::to_string(out).unwrap().matches(needle).count()
+}
+
+/// A pin of a file whose text is in view as the body of an edit that
+/// replaced it whole points at the edit and keeps it: the text stays in
+/// view, once, whatever epochs run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_after_an_edit_replacing_the_whole_file_keeps_the_edit() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("pin-edit", small())).await;
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs).await;
+        let op = s.pin("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("p1", "pin", json!({"id": "f1"}), &op.message);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        assert_eq!(result_of(outs.last().unwrap(), "t3"), "[f1 is shown above]");
+        let epochs = s.cache_stats().epochs;
+        for i in 0..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("step {i}")}),
+                &body(&format!("STEP{i}X"), 8),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            let n = in_json(outs.last().unwrap(), "WHOLE line 005");
+            assert_eq!(n, 1, "call {i}: the pinned text {n} times");
+        }
+        assert!(s.cache_stats().epochs > epochs, "epochs ran");
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_an_outside_change_activate_shows_the_new_version() {
     for store in stores() {

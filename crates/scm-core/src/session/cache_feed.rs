@@ -508,7 +508,7 @@ impl Session {
                 .of_object(&id)
                 .map(Alias::text)
                 .unwrap_or_else(|| id.clone());
-            let in_view = self.live_in_view(&id);
+            let in_view = self.live_in_view(&id).or_else(|| self.edit_in_view(&id));
             let to_copy = to_copy && in_view.is_none();
             // Nor may anything but such an activation or pin point at a
             // slice that covers the whole file (random seed 13 showed the
@@ -588,6 +588,15 @@ impl Session {
     fn copy_in_view(&self, id: &str) -> Option<CopyAt> {
         let (f, text) = self.current_file_text(id)?;
         self.cache.copy_showing(f, text)
+    }
+
+    /// An edit in view whose one `newText` is file object `id`'s current
+    /// text whole (see [`CacheLayout::edit_showing`]).
+    fn edit_in_view(&self, id: &str) -> Option<u32> {
+        let (f, text) = self.current_file_text(id)?;
+        let cut = self.cache.fold_cut();
+        self.cache
+            .edit_showing(f, text, cut, &Objects(&self.objects))
     }
 
     /// A ranged read in view showing file object `id`'s current text whole.

@@ -107,12 +107,23 @@ impl CacheLayout {
                     }
                     (p.dedupe().unwrap_or(j), same)
                 }
+                // An edit whose one `newText` is the whole file shows that
+                // text as a write does (random seeds 319 and 1255: the read
+                // right after it showed the text twice).
+                "edit" if self.edit_shows(j, text, self.fold_cut(), doc) => {
+                    return Some(Dedupe::Call(j));
+                }
                 _ => return None,
             };
             if !same {
                 return None; // another version: what is before it is older
             }
-            if self.shows_now(j) && !self.state.calls[j as usize].is_error {
+            // (A re-read pointing at such an edit: the edit's body must be in view.)
+            let in_view = match self.state.calls[j as usize].tool.as_str() {
+                "edit" => self.edit_shows(j, text, self.fold_cut(), doc),
+                _ => self.shows_now(j) && !self.state.calls[j as usize].is_error,
+            };
+            if in_view {
                 return Some(Dedupe::Call(j));
             }
             // This one shows the text no more (collapsed): an older call

@@ -277,11 +277,12 @@ impl CacheLayout {
         // shows the text through the copy: a pin of the file keeps it, and
         // it keeps the copy. Nor does a slice show the object: a pin or
         // deactivation of the file is about its whole text.
+        // So does an edit that replaced the whole file, which never became
+        // it either: a pin keeps the edit.
         if matches!(c.tool.as_str(), "read" | "write") && !c.ranged {
-            let ranged = |k: u32| self.state.calls.get(k as usize).is_some_and(|t| t.ranged);
             let shown_by = match c.dedupe() {
                 None => Some(call),
-                Some(k) => ranged(k).then_some(k),
+                Some(k) => self.shows_through(k).then_some(k),
             };
             if let (Some(k), Some(id)) = (
                 shown_by,
@@ -298,15 +299,24 @@ impl CacheLayout {
         }
         // One pointing at a slice that covers the whole file shows it
         // through that slice: a pin of the file keeps the slice (random seed
-        // 164: a pin showed the text again beside it).
-        let slice = c
-            .points_to
-            .filter(|&k| self.state.calls.get(k as usize).is_some_and(|t| t.ranged));
-        if let Some(k) = slice {
+        // 164: a pin showed the text again beside it). So for an edit that
+        // replaced the whole file (seed 319).
+        let through = c.points_to.filter(|&k| self.shows_through(k));
+        if let Some(k) = through {
             for s in c.shows.iter().filter(|s| s.note) {
                 self.latest_show.insert(s.id.clone(), k);
             }
         }
+    }
+
+    /// Whether a pointer at call `k` shows the file through `k`, which is
+    /// not the file's newest showing by itself: a slice covering the whole
+    /// file, or an edit whose body is the whole file.
+    fn shows_through(&self, k: u32) -> bool {
+        self.state
+            .calls
+            .get(k as usize)
+            .is_some_and(|t| t.ranged || t.tool == "edit")
     }
 
     /// A new tool-call block: `tool` as the layout treats it (a shell read
@@ -527,32 +537,47 @@ impl CacheLayout {
     /// the same text goes beside it (random seed 3362: a fold's copy beside
     /// such an edit, the file's text twice).
     pub fn edit_showing(&self, f: u32, text: &str, cut: u32, doc: &dyn DocLookup) -> Option<u32> {
+        self.file_calls
+            .of(f)
+            .iter()
+            .rev()
+            .copied()
+            .find(|&k| self.edit_shows(k, text, cut, doc))
+    }
+
+    /// Whether call `k` is such an edit (see [`CacheLayout::edit_showing`]):
+    /// successful, its one `newText` is `text`, its arguments live and in
+    /// the chat after item `cut`.
+    pub fn edit_shows(&self, k: u32, text: &str, cut: u32, doc: &dyn DocLookup) -> bool {
         let epochs = self.state.epochs.len() as u32;
-        self.file_calls.of(f).iter().rev().copied().find(|&k| {
-            let c = &self.state.calls[k as usize];
-            if c.tool != "edit" || c.is_error || !c.args_live_at(epochs) {
-                return false;
-            }
-            if self
-                .items
-                .assistant_item
-                .get(k as usize)
-                .is_none_or(|&a| a < cut)
-            {
-                return false;
-            }
-            let Some(d) = self.aliases.t[k as usize]
-                .as_deref()
-                .and_then(|id| doc.get_doc(id))
-            else {
-                return false;
-            };
-            let mut bodies = d.get("args").into_iter().flat_map(edit_bodies);
-            match (bodies.next(), bodies.next()) {
-                (Some(e), None) => e.get("newText").and_then(Value::as_str) == Some(text),
-                _ => false,
-            }
-        })
+        let Some(c) = self.state.calls.get(k as usize) else {
+            return false;
+        };
+        if c.tool != "edit" || c.is_error || !c.args_live_at(epochs) {
+            return false;
+        }
+        if self
+            .items
+            .assistant_item
+            .get(k as usize)
+            .is_none_or(|&a| a < cut)
+        {
+            return false;
+        }
+        let Some(d) = self
+            .aliases
+            .t
+            .get(k as usize)
+            .and_then(Option::as_deref)
+            .and_then(|id| doc.get_doc(id))
+        else {
+            return false;
+        };
+        let mut bodies = d.get("args").into_iter().flat_map(edit_bodies);
+        match (bodies.next(), bodies.next()) {
+            (Some(e), None) => e.get("newText").and_then(Value::as_str) == Some(text),
+            _ => false,
+        }
     }
 
     /// The item that shows call `k`'s text: a write's arguments (what it
