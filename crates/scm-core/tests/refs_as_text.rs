@@ -104,3 +104,63 @@ async fn the_spec_layout_s_result_ref_is_refused_too() {
         s.close().await.unwrap();
     }
 }
+
+/// The pointers a result stands for are refs too: `[t2: identical to t1
+/// above]` (an identical re-read) and `[f1 is shown above]` (an activation
+/// of a file in view). Copied into a file they would put the pointer there
+/// in place of the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pointer_the_session_showed_is_refused_like_a_ref() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = SessionOptions::new(unique_id("pointer-as-text"));
+        o.layout = Layout::Cache;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        ws.write("a.txt", TEXT);
+        s.read("a.txt").await.unwrap();
+        s.read("a.txt").await.unwrap();
+        t.user("tidy a.txt")
+            .call("r1", "read", json!({"path": "a.txt"}), TEXT)
+            .call("r2", "read", json!({"path": "a.txt"}), TEXT);
+        let op = s.activate("f1");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "f1"}), &op.message);
+        let mut outs = Vec::new();
+        let out = step(&mut s, &t, &mut outs).await;
+        let shown = serde_json::to_string(&out).unwrap();
+        for pointer in ["[t2: identical to t1 above]", "[f1 is shown above]"] {
+            assert!(shown.contains(pointer), "{pointer} shown: {shown}");
+        }
+
+        let write = json!({"path": "b.txt", "content": "[t2: identical to t1 above]"});
+        let r = s
+            .ref_as_text("write", &write)
+            .expect("a write of a pointer");
+        assert_eq!(
+            (r.field, r.token.as_str(), r.target.as_str()),
+            ("content", "[t2: identical to t1 above]", "t2")
+        );
+        assert!(r.message.contains("activate(t2)"), "{}", r.message);
+        let edit = json!({"path": "a.txt", "oldText": "second line of a",
+                          "newText": "x\n[f1 is shown above]"});
+        let r = s
+            .ref_as_text("edit", &edit)
+            .expect("an edit writing a note");
+        assert_eq!((r.field, r.target.as_str()), ("newText", "f1"));
+
+        // What the session never showed goes through: t1 is no pointer, t3
+        // no note, f2 no file of this session.
+        for content in [
+            "[t1: identical to t2 above]",
+            "[t3: identical to t1 above]",
+            "[f2 is shown above]",
+            "[t3 is shown above]",
+            "[t2: identical to FILE f1 above]",
+        ] {
+            let args = json!({"path": "b.txt", "content": content});
+            assert_eq!(s.ref_as_text("write", &args), None, "{content}");
+        }
+        s.close().await.unwrap();
+    }
+}

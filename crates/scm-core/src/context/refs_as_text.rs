@@ -1,6 +1,7 @@
 //! Refs written as text. The layouts show refs in place of text the model
 //! saw before (`[t12 · 40 lines]`, a working copy's `[f3 · 620 lines]`, the
-//! spec layout's `toolcall_ref id=…`). A model that copies one into what a
+//! spec layout's `toolcall_ref id=…`) and pointers in place of text in view
+//! (`[t19: identical to t12 above]`, `[f3 is shown above]`). A model that copies one into what a
 //! call writes — a `write` whose content is `[t12 · 40 lines]`, an edit's
 //! `newText` — would put the ref in the file in place of the text. This
 //! module finds ref-shaped tokens in what a call writes; the session says
@@ -22,13 +23,27 @@ pub enum RefToken<'a> {
     },
     /// `toolcall_ref id=…` (the spec layout's stand-in for a result).
     Toolcall { id: &'a str, text: &'a str },
+    /// `[t19: identical to t12 above]` / `[t19: identical to FILE f3
+    /// above]`: an identical re-read `call` pointing at `to` (a call, or a
+    /// working copy of a file).
+    Pointer {
+        call: Alias,
+        to: Alias,
+        copy: bool,
+        text: &'a str,
+    },
+    /// `[f3 is shown above]`: an activation or pin of `alias` in view.
+    Note { alias: Alias, text: &'a str },
 }
 
 impl<'a> RefToken<'a> {
     /// The token as it stands in the text.
     pub fn text(&self) -> &'a str {
         match *self {
-            RefToken::Alias { text, .. } | RefToken::Toolcall { text, .. } => text,
+            RefToken::Alias { text, .. }
+            | RefToken::Toolcall { text, .. }
+            | RefToken::Pointer { text, .. }
+            | RefToken::Note { text, .. } => text,
         }
     }
 }
@@ -65,11 +80,30 @@ pub fn ref_tokens(s: &str) -> Vec<RefToken<'_>> {
     out
 }
 
-/// `[t12 · 40 lines]` starting at byte `at` (a `[`).
+/// `[t12 · 40 lines]` (or a pointer, `[t19: identical to t12 above]`,
+/// `[f3 is shown above]`) starting at byte `at` (a `[`).
 fn alias_ref_at(s: &str, at: usize) -> Option<RefToken<'_>> {
     let rest = &s[at + 1..];
     let close = prefix(rest, MAX_REF_BYTES).find(']')?;
     let inner = &rest[..close];
+    let text = &s[at..at + close + 2];
+    if let Some(alias) = inner.strip_suffix(" is shown above") {
+        let alias = Alias::parse(alias)?;
+        return Some(RefToken::Note { alias, text });
+    }
+    if let Some((call, to)) = inner.split_once(": identical to ") {
+        let to = to.strip_suffix(" above")?;
+        let (to, copy) = match to.strip_prefix("FILE ") {
+            Some(f) => (f, true),
+            None => (to, false),
+        };
+        return Some(RefToken::Pointer {
+            call: Alias::parse(call)?,
+            to: Alias::parse(to)?,
+            copy,
+            text,
+        });
+    }
     let (alias, count) = inner.split_once(" · ")?;
     let lines = count.strip_suffix(" lines")?;
     if lines.is_empty() || !lines.bytes().all(|b| b.is_ascii_digit()) {
@@ -78,7 +112,7 @@ fn alias_ref_at(s: &str, at: usize) -> Option<RefToken<'_>> {
     Some(RefToken::Alias {
         alias: Alias::parse(alias)?,
         lines: lines.parse().ok()?,
-        text: &s[at..at + close + 2],
+        text,
     })
 }
 
@@ -130,6 +164,34 @@ mod tests {
             }
         );
         assert!(ref_tokens("[[[ · ] lines] toolcall_ref id=").is_empty());
+        let pointers = "[t19: identical to t12 above] [t2: identical to FILE f3 above] \
+                        [f3 is shown above] [t4 is shown above] [x: identical to t1 above] \
+                        [t5: identical to t1] [f0 is shown above]";
+        assert_eq!(
+            ref_tokens(pointers),
+            vec![
+                RefToken::Pointer {
+                    call: Alias::Call(18),
+                    to: Alias::Call(11),
+                    copy: false,
+                    text: "[t19: identical to t12 above]"
+                },
+                RefToken::Pointer {
+                    call: Alias::Call(1),
+                    to: Alias::File(2),
+                    copy: true,
+                    text: "[t2: identical to FILE f3 above]"
+                },
+                RefToken::Note {
+                    alias: Alias::File(2),
+                    text: "[f3 is shown above]"
+                },
+                RefToken::Note {
+                    alias: Alias::Call(3),
+                    text: "[t4 is shown above]"
+                },
+            ]
+        );
     }
 
     /// Each `[` is looked past a bounded distance only: a megabyte of them

@@ -96,11 +96,49 @@ impl Session {
                 };
                 shown.contains(&lines).then(|| alias.text())
             }
+            RefToken::Pointer { call, to, copy, .. } => {
+                self.showed_pointer(call, to, copy).then(|| call.text())
+            }
+            RefToken::Note { alias, .. } => {
+                let id = self.cache.aliases.resolve(alias).ok()?;
+                let noted = self
+                    .cache
+                    .state
+                    .calls
+                    .iter()
+                    .any(|c| c.has_result && c.shows.iter().any(|s| s.note && s.id == id));
+                noted.then(|| alias.text())
+            }
             RefToken::Toolcall { id, .. } => {
                 let known = self.objects.get(id)?;
                 (known.object_type() == Some(crate::model::ObjectType::Toolcall))
                     .then(|| id.to_string())
             }
+        }
+    }
+
+    /// Whether read `call` was shown as identical to `to` above: a re-read
+    /// of the file call `to` names (a fold's `PINNED` block points by text,
+    /// so any call on that file before it), or of the working copy of file
+    /// `to` (`copy`) that it pointed at.
+    fn showed_pointer(&self, call: Alias, to: Alias, copy: bool) -> bool {
+        let calls = &self.cache.state.calls;
+        let Alias::Call(k) = call else {
+            return false;
+        };
+        let Some(c) = calls.get(k as usize).filter(|c| c.tool == "read") else {
+            return false;
+        };
+        match (to, copy) {
+            (Alias::File(f), true) => c.dedupe_copy.is_some() && c.file == Some(f),
+            (Alias::Call(j), false) => {
+                j < k
+                    && (c.dedupe_of == Some(j)
+                        || calls
+                            .get(j as usize)
+                            .is_some_and(|o| o.file.is_some() && o.file == c.file))
+            }
+            _ => false,
         }
     }
 
