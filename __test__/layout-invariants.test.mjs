@@ -576,9 +576,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // since collapsed beside it (check 12); 1969 a re-read after a deactivate, pointing at the block's activation,
   // voided at the next epoch although the block keeps its original: the text twice (check 10). 23, 343 and 245
   // (session 26, check 6b): a fold's working area carried a copy, or its block an activation, of a file changed
-  // on disk since, the news folded away (or never given: a read had shown the change).
+  // on disk since, the news folded away (or never given: a read had shown the change). 4999 (session 39, check
+  // 6b): a fold's block brought back a working file's write, folded away before, of a file changed on disk while
+  // out of view (no notice was due then). 319 (session 39): reads and an activation pointing at an edit that
+  // replaced a whole file, the pointers kept through folds (the block shows the edit as JSON).
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969, 245, 3362];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969, 245, 3362, 319, 4999];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

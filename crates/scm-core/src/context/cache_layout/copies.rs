@@ -234,6 +234,22 @@ impl CacheLayout {
             .any(|(_, part)| notices::names(part) == Some(alias.as_str()))
     }
 
+    /// Whether file `f` is at a version the model has not seen: one it saw
+    /// is recorded, and the current one is another (changed outside; the
+    /// agent's own edits and writes move the seen version with them).
+    fn changed_unseen(&self, f: u32, doc: &dyn DocLookup) -> bool {
+        let Some(id) = self.aliases.f.get(f as usize) else {
+            return false;
+        };
+        let now = doc
+            .get_doc(id)
+            .and_then(|d| d.get("object_hash")?.as_str().map(str::to_string));
+        self.state
+            .seen
+            .get(id)
+            .is_some_and(|seen| now.is_some_and(|n| &n != seen))
+    }
+
     /// A new working copy of file `f` showing `text`.
     pub(super) fn working_copy(&self, f: u32, text: &str) -> WorkingCopy {
         let alias = file_alias(f);
@@ -372,9 +388,14 @@ impl CacheLayout {
         let mut again: Vec<(u32, Option<String>)> = remake.iter().map(|&f| (f, None)).collect();
         let mut bigger: Vec<(u32, u64)> = parts.into_iter().collect();
         bigger.sort_unstable();
+        // And one for each whose text changed outside since the model saw it:
+        // no notice was due while the file was out of view, and the block
+        // would show the old text as current (random seed 4999, check 6b).
         for (f, units) in bigger {
             match self.current_text(f, doc) {
-                Some(t) if epochs::units(utf16_len(&t)) < units => again.push((f, Some(t))),
+                Some(t) if epochs::units(utf16_len(&t)) < units || self.changed_unseen(f, doc) => {
+                    again.push((f, Some(t)))
+                }
                 _ => {}
             }
         }
