@@ -169,6 +169,12 @@ function context(positional, opts, io) {
       }
       return sessions.get(id);
     },
+    /** Closes session `id` if this run opened it (a command that visits every session holds one at a time). */
+    async release(id) {
+      const p = sessions.get(id);
+      sessions.delete(id);
+      if (p) await (await p).close();
+    },
     /** Full object id for what the user typed: a t12/f3 alias needs --session. */
     async objectId(typed) {
       if (opts.session) return (await ctx.session(opts.session)).resolveId(typed);

@@ -14,6 +14,9 @@ async function row(ctx, s) {
       [{ tokens }] = await cm.callSummaries(s.calls - 1, s.calls);
     } catch (e) {
       return { ...s, tokens, error: e?.code ?? 'INTERNAL' };
+    } finally {
+      // Closed once its row is made: hundreds held open at once slowed each next one (an XTDB client each).
+      await ctx.release(s.sessionId).catch(() => {});
     }
   }
   return { ...s, tokens };
