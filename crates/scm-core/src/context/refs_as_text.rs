@@ -1,11 +1,12 @@
 //! Refs written as text. The layouts show refs in place of text the model
 //! saw before (`[t12 · 40 lines]`, a working copy's `[f3 · 620 lines]`, the
 //! spec layout's `toolcall_ref id=…`) and pointers in place of text in view
-//! (`[t19: identical to t12 above]`, `[f3 is shown above]`). A model that copies one into what a
-//! call writes — a `write` whose content is `[t12 · 40 lines]`, an edit's
-//! `newText` — would put the ref in the file in place of the text. This
-//! module finds ref-shaped tokens in what a call writes; the session says
-//! which of them are refs it showed (`Session::ref_as_text`).
+//! (`[t19: identical to t12 above]`, `[f3 is shown above]`). A model that
+//! copies one into what a call writes — a `write` whose content is
+//! `[t12 · 40 lines]`, an edit's `newText` — would put the ref in the file
+//! in place of the text. This module finds ref-shaped tokens in what a call
+//! writes; the session says which of them are refs it showed
+//! (`Session::ref_as_text`).
 
 use serde_json::Value;
 
@@ -51,7 +52,8 @@ impl<'a> RefToken<'a> {
 const TOOLCALL_REF: &str = "toolcall_ref id=";
 
 /// The longest a ref can be (`[t4294967295 · 18446744073709551615 lines]`
-/// is 45 bytes): what follows a `[` is searched this far only, so a hostile
+/// is 45 bytes, a pointer `[t4294967295: identical to FILE f4294967295
+/// above]` 50): what follows a `[` is searched this far only, so a hostile
 /// text (a megabyte of `[`) costs one pass, not one per bracket. (The id
 /// after `toolcall_ref id=` ends at the next whitespace, and the pattern
 /// holds one: those searches never overlap.)
