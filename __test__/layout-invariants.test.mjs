@@ -66,6 +66,9 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 const fileCopyHead = /^FILE (f\d+) (\S+)(?: as of t\d+)? \(\d+ lines; later edits of it follow\):\n/;
 
 /** INV_DUMP=n: call n's context, one line a message, and the tool calls so far (a diagnostic). */
+/** Whether `hay` holds `text` as it is or JSON-escaped: a fold's PINNED block shows an edit as its arguments' JSON. */
+const holds = (hay, text) => hay.includes(text) || hay.includes(JSON.stringify(text).slice(1, -1));
+
 function dumpCall(n, out, stats, messages) {
   console.log(`[dump ${n}] ${JSON.stringify(stats)}`);
   out.forEach((m, i) => {
@@ -237,8 +240,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
       const original = new Map(calls.map((b, k) => [`t${k + 1}`, results.get(b.id)]));
       const seen = [];
-      // (A fold's PINNED block shows an edit, which may be what a pointer names, as its arguments' JSON.)
-      const above = (text) => seen.join('\n').includes(text) || seen.join('\n').includes(JSON.stringify(text).slice(1, -1));
+      // (A pointer may name an edit a fold's PINNED block shows as JSON.)
+      const above = (text) => holds(seen.join('\n'), text);
       out.forEach((m, i) => {
         const t = texts[i];
         if (m.role === 'toolResult' && /^\[t\d+: identical to (t\d+|FILE f\d+) above\]$/.test(t)) {
@@ -270,7 +273,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         const inView = vs.filter((v) => v.text.length >= 200 && v.text !== now && all.includes(v.text));
         for (const v of inView.slice(-1)) {
           // (A fold's PINNED block shows an edit as its arguments' JSON.)
-          const bodyInView = (b) => all.includes(b.text) || all.includes(JSON.stringify(b.text).slice(1, -1));
+          const bodyInView = (b) => holds(all, b.text);
           const told = all.includes(now) || v.since.every(bodyInView) || v.since.some((b) => b.hidden && !bodyInView(b)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
           if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
           // INV_STALE=log: one line per case instead of failing (counts the cases across seeds).
@@ -281,7 +284,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
             continue;
           }
           const holder = texts.map((t, i) => (t.includes(v.text) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean);
-          const missing = v.since.filter((b) => !all.includes(b.text) && !all.includes(JSON.stringify(b.text).slice(1, -1))).map((b) => b.text.slice(0, 30));
+          const missing = v.since.filter((b) => !bodyInView(b)).map((b) => b.text.slice(0, 30));
           expect(told, `${where(n)}: an earlier version of ${rel} is in view (${holder}), and neither its current text nor the edits since (${missing.length} of ${v.since.length} not in view)`).toBe(true);
         }
       }
@@ -333,8 +336,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       if (disk(rel) === null || unshown.has(rel)) continue;
       const copy = texts.find((t) => fileCopyHead.exec(t)?.[2] === rel);
       const text = copy !== undefined && !all.includes(shown.get(rel)) ? copy : shown.get(rel);
-      // (Or as the body of an edit that replaced it whole, which a fold's PINNED block shows as JSON.)
-      const inView = all.includes(text) || all.includes(JSON.stringify(text).slice(1, -1));
+      // (Or as the body of an edit that replaced it whole, in a fold's PINNED block.)
+      const inView = holds(all, text);
       if (!inView && process.env.INV_DEBUG) {
         const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
         calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
