@@ -262,6 +262,11 @@ export interface SessionSummary {
   calls: number;
   /** Objects the session knows. */
   objects: number;
+  /**
+   * Estimated tokens (⌈UTF-16 length / 4⌉ per message) of the context of the last call, as its record keeps them;
+   * null with no call, or for a session recorded before records kept them.
+   */
+  lastCallTokens: number | null;
 }
 
 /** One object of a session (`ContextManager.objects`). */

@@ -28,6 +28,10 @@ describeStores('command-line tool', (sk) => {
     const s = JSON.parse(json.stdout).find((x) => x.sessionId === sessionId);
     expect(s).toMatchObject({ calls: outs.length });
     expect(s.tokens).toBeGreaterThan(0);
+    // Kept by the last call's record, equal to what `calls` counts on the session rebuilt.
+    const calls = JSON.parse((await run('calls', sessionId, '--json')).stdout);
+    expect(s.tokens).toBe(calls.at(-1).tokens);
+    expect(Object.keys(s).sort()).toEqual(['calls', 'lastActivity', 'objects', 'sessionId', 'started', 'tokens']);
     expect(Date.parse(s.started)).toBeLessThanOrEqual(Date.parse(s.lastActivity));
     const text = await run('sessions');
     expect(text.status).toBe(0);

@@ -85,7 +85,11 @@ class Store {
     return JSON.parse(await wrapAsync(() => this[NATIVE].importFrom(String(path))));
   }
 
-  /** Every session in the store, oldest first: `[{ sessionId, started, lastActivity, calls, objects }]`. */
+  /**
+   * Every session in the store, oldest first: `[{ sessionId, started, lastActivity, calls, objects,
+   * lastCallTokens }]` (`lastCallTokens`: the last call's estimated tokens as its record keeps them; null with no
+   * call, or for a session recorded before records kept them).
+   */
   async listSessions() {
     return JSON.parse(await wrapAsync(() => this[NATIVE].listSessions())).map((s) => ({
       sessionId: s.session_id,
@@ -93,6 +97,7 @@ class Store {
       lastActivity: s.last_activity,
       calls: s.calls,
       objects: s.objects,
+      lastCallTokens: s.last_call_tokens ?? null,
     }));
   }
 

@@ -59,14 +59,19 @@ async fn sessions_are_listed_with_calls_and_times() {
     for store in stores() {
         let ws = Workspace::new(store.clone());
         let (a, b) = (unique_id("inspect-list-a"), unique_id("inspect-list-b"));
-        recorded(&ws, &a, 3).await;
-        recorded(&ws, &b, 5).await;
+        let outs_a = recorded(&ws, &a, 3).await;
+        // 20 calls: the records fill more than one page.
+        let outs_b = recorded(&ws, &b, 20).await;
         let all = list_sessions(&*store).await.unwrap();
         let sa = all.iter().find(|s| s.session_id == a).expect("a listed");
         let sb = all.iter().find(|s| s.session_id == b).expect("b listed");
-        assert_eq!((sa.calls, sb.calls), (3, 5), "{}", store.kind());
+        assert_eq!((sa.calls, sb.calls), (3, 20), "{}", store.kind());
         assert!(sa.started <= sa.last_activity && sa.started <= sb.started);
         assert!(sa.objects >= 1, "a.txt and the bash calls: {sa:?}");
+        // The last call's tokens come from its record: no rebuild.
+        let last = |outs: &[Vec<Value>]| outs.last().unwrap().iter().map(message_tokens).sum();
+        assert_eq!(sa.last_call_tokens, Some(last(&outs_a)));
+        assert_eq!(sb.last_call_tokens, Some(last(&outs_b)));
         let ia = all.iter().position(|s| s.session_id == a).unwrap();
         let ib = all.iter().position(|s| s.session_id == b).unwrap();
         assert!(ia < ib, "oldest first");
@@ -165,6 +170,77 @@ async fn read_only_open_writes_nothing_and_summarises_every_call() {
             after.push(store.history(w).await.unwrap().len());
         }
         assert_eq!(after, before, "{}: no write", store.kind());
+    }
+}
+
+/// Each call's record keeps the tokens the session report counts for it, on
+/// both ways a context is handed over: whole (`transform_context`) and as a
+/// delta against the previous output (the binding's way; epochs rewrite the
+/// older messages, so deltas keep a prefix and count the rest).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_record_keeps_the_tokens_the_report_counts() {
+    for store in stores() {
+        let ws = Workspace::new(store.clone());
+        let whole = unique_id("inspect-tokens-whole");
+        recorded(&ws, &whole, 8).await;
+        let delta = unique_id("inspect-tokens-delta");
+        let spec = unique_id("inspect-tokens-spec");
+        // As under pi: the harness sends its own system prompt, which the
+        // report counts (the rebuilt call is headed by it).
+        let harness = unique_id("inspect-tokens-harness");
+        let mut harness_opts = cache_opts(&harness);
+        harness_opts.render.emit_system_message = false;
+        for (id, opts) in [
+            (&delta, cache_opts(&delta)),
+            (&spec, SessionOptions::new(&spec)),
+            (&harness, harness_opts),
+        ] {
+            let emits = opts.render.emit_system_message;
+            let mut s = ws.open(opts).await;
+            if !emits {
+                s.set_system_prompt("You are pi. \"Quoted\", tabbed\t, ünïcode 🙂.")
+                    .unwrap();
+            }
+            let mut t = Transcript::default();
+            t.user("look around");
+            let mut have = None;
+            for i in 0..8 {
+                if i > 0 {
+                    let out = body(&format!("{id} out{i}"), 20);
+                    t.call(&format!("c{i}"), "bash", json!({"command": "ls"}), &out);
+                }
+                let d = s.ingest_and_assemble_delta(&t.messages, have).unwrap();
+                have = Some(d.seq);
+                s.flush().await.unwrap();
+            }
+            s.close().await.unwrap();
+        }
+        for id in [whole, delta, spec.clone(), harness] {
+            let s = Session::open_read_only(
+                store.clone(),
+                ws.indexer.clone(),
+                SessionOptions::new(&id),
+            )
+            .await
+            .unwrap();
+            let sums = s.call_summaries(0, usize::MAX).await.unwrap();
+            let chat = scm_core::session::paged::get(&*store, &format!("chat:{id}"))
+                .await
+                .unwrap()
+                .unwrap();
+            let kept: Vec<Option<u64>> = chat["model_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["tokens"].as_u64())
+                .collect();
+            let counted: Vec<Option<u64>> = sums.iter().map(|c| Some(c.tokens)).collect();
+            assert_eq!(kept, counted, "{id} on {}", store.kind());
+            assert!(
+                id == spec || sums.iter().map(|c| c.epochs).sum::<usize>() >= 1,
+                "{id}: an epoch happened"
+            );
+        }
     }
 }
 

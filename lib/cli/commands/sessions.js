@@ -1,12 +1,15 @@
 'use strict';
 
-/** Sessions rebuilt at once for their last call's tokens. */
+/** Sessions rebuilt at once for their last call's tokens (those recorded before records kept them). */
 const CONCURRENCY = 4;
 
-/** One listing row: the summary plus the last call's tokens, or the error code of a session that cannot be rebuilt. */
-async function row(ctx, s) {
-  let tokens = null;
-  if (s.calls > 0) {
+/**
+ * One listing row: the summary plus the last call's tokens — kept by its record, or for a session recorded before
+ * records kept them, from the session rebuilt — or the error code of a session that cannot be rebuilt.
+ */
+async function row(ctx, { lastCallTokens, ...s }) {
+  let tokens = lastCallTokens;
+  if (tokens == null && s.calls > 0) {
     // One session that cannot be rebuilt (written by another version, half-written by a crashed process)
     // must not hide the others: its row carries the error code instead of its tokens.
     try {
@@ -30,8 +33,8 @@ module.exports = {
     const store = await ctx.store();
     const list = await store.listSessions();
     const bar = ctx.progress('sessions', list.length);
-    // The last call's tokens need the session rebuilt (read-only): on XTDB that is round trips, so a few
-    // sessions are rebuilt at once; rows keep the listing's order.
+    // A session without its last call's tokens in the record is rebuilt (read-only): on XTDB that is round trips,
+    // so a few sessions are rebuilt at once; rows keep the listing's order.
     const rows = Array.from({ length: list.length });
     let next = 0;
     const worker = async () => {

@@ -19,6 +19,8 @@
 //! previous one, so a caller that missed an output (a concurrent call, a
 //! failed promise) gets everything.
 
+use super::epochs::{units, utf16_len};
+
 /// One output as a delta against the previous one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputDelta {
@@ -32,6 +34,8 @@ pub struct OutputDelta {
     /// of output `seq - 1`, or -1 for the next one of `append`. None: all
     /// of them are in `append`.
     pub reuse: Option<Vec<i64>>,
+    /// Estimated tokens of the whole output: [`message_tokens`] summed.
+    pub tokens: u64,
 }
 
 /// The previous output and where its messages end.
@@ -43,6 +47,9 @@ pub struct PreviousOutput {
     spare: String,
     /// Byte offset of the `,` or `]` after each message of `json`.
     ends: Vec<usize>,
+    /// [`message_tokens`] of each message of `json` (kept ones are not
+    /// counted again).
+    tokens: Vec<u64>,
 }
 
 impl PreviousOutput {
@@ -89,6 +96,17 @@ impl PreviousOutput {
         } else {
             None
         };
+        // Kept and reused messages have their count already: an epoch counts
+        // what it rewrote, not the large outputs it left as they were.
+        let prev_tokens = std::mem::take(&mut self.tokens);
+        self.tokens.extend_from_slice(&prev_tokens[..keep]);
+        for i in keep..self.ends.len() {
+            let from = reuse.as_ref().map_or(-1, |r| r[i - keep]);
+            self.tokens.push(match usize::try_from(from) {
+                Ok(j) => prev_tokens[j],
+                Err(_) => message_tokens(message(&json, &self.ends, i)),
+            });
+        }
         let append = match &reuse {
             _ if start >= json.len() => "[]".to_string(),
             None => {
@@ -116,8 +134,26 @@ impl PreviousOutput {
             keep,
             append,
             reuse,
+            tokens: self.tokens.iter().sum(),
         }
     }
+}
+
+/// Estimated tokens of one message as JSON: ⌈UTF-16 length / 4⌉, the rule of
+/// the cache layout's thresholds and of the session report
+/// ([`crate::session::inspect::message_tokens`] on the parsed message).
+pub fn message_tokens(json: &str) -> u64 {
+    units(utf16_len(json))
+}
+
+/// [`message_tokens`] summed over the messages of `json` (a JSON array as
+/// assembly emits it).
+pub fn context_tokens(json: &str) -> u64 {
+    let mut ends = Vec::new();
+    scan_ends(json.as_bytes(), 1, &mut ends);
+    (0..ends.len())
+        .map(|i| message_tokens(message(json, &ends, i)))
+        .sum()
 }
 
 /// Message `i` of the JSON array `json` whose elements end at `ends`.
@@ -251,6 +287,10 @@ mod tests {
             assert_eq!(d.seq, k as u32 + 1);
             held = apply(&held, &d);
             assert_eq!(&Value::Array(held.clone()), o, "output {k}");
+            // Counted for what is new, equal to counting everything.
+            let each = |m: &Value| message_tokens(&m.to_string());
+            assert_eq!(d.tokens, held.iter().map(each).sum::<u64>(), "{k}");
+            assert_eq!(d.tokens, context_tokens(&serde_json::to_string(o).unwrap()));
         }
     }
 

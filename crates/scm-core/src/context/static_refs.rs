@@ -46,6 +46,11 @@ pub struct ModelCallRecord {
     /// its chat items). None for the spec layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epochs: Option<u32>,
+    /// Estimated tokens of the context sent (the session report's estimate,
+    /// [`crate::context::output::context_tokens`]), so listing sessions needs
+    /// no rebuild. None in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// A shown object with its exact version (the expanded form of a record).

@@ -17,7 +17,7 @@ impl Session {
         have: Option<u32>,
     ) -> Result<OutputDelta> {
         let json = self.assemble_json(messages, Whole::PreviousOutput)?;
-        Ok(self.handover.previous.next(json, have))
+        Ok(self.hand_over(json, have))
     }
 
     /// [`Session::ingest_and_assemble_delta`] for an array in which messages
@@ -33,7 +33,7 @@ impl Session {
         let Some(json) = self.assemble_with_stand_ins_json(messages, Whole::PreviousOutput)? else {
             return Ok(None);
         };
-        Ok(Some(self.handover.previous.next(json, have)))
+        Ok(Some(self.hand_over(json, have)))
     }
 
     /// [`Session::ingest_and_assemble_tail_json`] as a delta (None: the
@@ -49,6 +49,14 @@ impl Session {
         else {
             return Ok(None);
         };
-        Ok(Some(self.handover.previous.next(json, have)))
+        Ok(Some(self.hand_over(json, have)))
+    }
+
+    /// The delta of `json` against the previous output; its token count goes
+    /// into the call's record.
+    fn hand_over(&mut self, json: String, have: Option<u32>) -> OutputDelta {
+        let d = self.handover.previous.next(json, have);
+        self.record_tokens(d.tokens);
+        d
     }
 }

@@ -35,6 +35,9 @@ pub struct SessionSummary {
     pub calls: usize,
     /// Objects the session knows (`session_index`).
     pub objects: usize,
+    /// Estimated tokens of the last call's context, as its record keeps
+    /// them (None: no call, or recorded before records kept it).
+    pub last_call_tokens: Option<u64>,
 }
 
 /// One model call as the tools list it.
@@ -78,15 +81,15 @@ pub struct ObjectLine {
     pub pinned: bool,
 }
 
-/// Estimated tokens of one message.
+/// Estimated tokens of one message (what each call's record keeps, summed).
 pub fn message_tokens(message: &Value) -> u64 {
-    units(utf16_len(&message.to_string()))
+    crate::context::output::message_tokens(&message.to_string())
 }
 
 /// Every session in `store`, oldest first.
 pub async fn list_sessions(store: &dyn Store) -> Result<Vec<SessionSummary>> {
     use futures_util::stream::{self, StreamExt, TryStreamExt};
-    // Two reads per session: on XTDB each is a round trip, so a store with
+    // Three reads per session: on XTDB each is a round trip, so a store with
     // hundreds of sessions is listed LIST_CONCURRENCY at a time.
     let mut out: Vec<SessionSummary> = stream::iter(store.ids_of_type("session").await?)
         .map(|id| session_summary(store, id))
@@ -114,9 +117,14 @@ async fn session_summary(store: &dyn Store, id: String) -> Result<Option<Session
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| id.trim_start_matches("session:").to_string());
-    let calls = match store.get(&chat_object_id(&session_id)).await? {
-        Some(chat) => paged::part_len(&chat, "model_calls").unwrap_or(0),
-        None => 0,
+    let (calls, last_call_tokens) = match store.get(&chat_object_id(&session_id)).await? {
+        Some(chat) => (
+            paged::part_len(&chat, "model_calls").unwrap_or(0),
+            paged::last_item(store, &chat, "model_calls")
+                .await?
+                .and_then(|r| r.get("tokens")?.as_u64()),
+        ),
+        None => (0, None),
     };
     Ok(Some(SessionSummary {
         objects: paged::part_len(head, "session_index").unwrap_or(0),
@@ -124,6 +132,7 @@ async fn session_summary(store: &dyn Store, id: String) -> Result<Option<Session
         started: first.tx_time.clone(),
         last_activity: last.tx_time.clone(),
         calls,
+        last_call_tokens,
     }))
 }
 

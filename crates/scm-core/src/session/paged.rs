@@ -100,6 +100,31 @@ pub fn part_len(doc: &Document, part: &str) -> Option<usize> {
     }
 }
 
+/// The last item of `part` of a head (or an unpaged document): one page
+/// read, the newest version of the tail page. Items are appended, so the
+/// item at that place is the head's even if a later write has landed since.
+pub async fn last_item(store: &dyn Store, doc: &Document, part: &str) -> Result<Option<Value>> {
+    let Some(desc) = PagedDesc::of(doc) else {
+        return Ok(field_at(doc, part)
+            .and_then(Value::as_array)
+            .and_then(|a| a.last().cloned()));
+    };
+    let Some(len) = desc.parts.get(part).map(|p| p.len).filter(|&n| n > 0) else {
+        return Ok(None);
+    };
+    let id = page_id(&head_id(doc), part, (len - 1) / PAGE_SIZE);
+    Ok(store
+        .get(&id)
+        .await?
+        .and_then(|mut page| match page.remove("items") {
+            Some(Value::Array(mut items)) => {
+                let i = (len - 1) % PAGE_SIZE;
+                (i < items.len()).then(|| items.swap_remove(i))
+            }
+            _ => None,
+        }))
+}
+
 fn field_at<'a>(doc: &'a Document, part: &str) -> Option<&'a Value> {
     match part.split_once('.') {
         Some((a, b)) => doc.get(a)?.get(b),

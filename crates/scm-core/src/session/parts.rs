@@ -63,6 +63,9 @@ pub(super) struct Records {
     /// The active set's pool positions (each model call records them), with
     /// the (active set, pool) versions they were computed for.
     pub(super) active_positions: ((u64, u64), Vec<usize>),
+    /// Tokens of the system prompt as a `system` message, by the prompt's
+    /// `object_hash` (the harness sends it when the engine does not emit it).
+    pub(super) system_message_tokens: Option<(String, u64)>,
 }
 
 /// What goes to the store, and what it holds.

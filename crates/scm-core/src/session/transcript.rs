@@ -127,6 +127,11 @@ impl Session {
         self.ingest_selection(sel, window, offset)?;
         let out = self.assemble_now();
         self.record_call();
+        // The delta against the previous output counts the tokens of what is
+        // new (`record_tokens` then); a whole hand-over counts them all.
+        if whole == Whole::Keep {
+            self.record_tokens(crate::context::output::context_tokens(&out));
+        }
         // What the model saw, for the next call's edit check: the previous
         // output holds it on the binding's path; a whole hand-over keeps a
         // copy (cache layout only).
@@ -740,6 +745,31 @@ impl Session {
         }
     }
 
+    /// The estimated tokens of the context the last record is for: the
+    /// assembled `tokens`, plus the system prompt when the harness sends it
+    /// (what the model received heads with it, as the rebuilt call does).
+    pub(super) fn record_tokens(&mut self, tokens: u64) {
+        let system = match &self.system_prompt {
+            Some(sp) if !self.options.render.emit_system_message => {
+                let hash = sp.object_hash();
+                match &self.records.system_message_tokens {
+                    Some((h, n)) if h == hash => *n,
+                    _ => {
+                        let content = sp.str("content").unwrap_or_default();
+                        let message = serde_json::json!({"role": "system", "content": content});
+                        let n = super::inspect::message_tokens(&message);
+                        self.records.system_message_tokens = Some((hash.to_string(), n));
+                        n
+                    }
+                }
+            }
+            _ => 0,
+        };
+        if let Some(r) = self.records.model_calls.last_mut() {
+            r.tokens = Some(tokens + system);
+        }
+    }
+
     fn record_call(&mut self) {
         let cache = self.options.layout == super::Layout::Cache;
         let mut versions = Vec::new();
@@ -784,6 +814,7 @@ impl Session {
             versions,
             basis_tx: None,
             epochs: cache.then(|| self.cache_epochs()),
+            tokens: None,
         });
         self.writes.pending.chat = true;
     }
