@@ -288,7 +288,7 @@ impl Session {
     /// harness holds them, rebuilt from the chat turns and the toolcall
     /// objects (arguments and outputs in full).
     fn transcript_prefix_tokens(&self) -> Vec<u64> {
-        let tokens = |v: &Value| units(utf16_len(&v.to_string()));
+        let tokens = message_tokens;
         let object = |id: &Option<String>| id.as_ref().and_then(|id| self.objects.get(id));
         let mut sums = vec![self
             .system_prompt
