@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
-	PI_LINES, tempBase, workspace, again, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, call, step, messageText,
+	PI_LINES, tempBase, workspace, again, runScm, startScmRpc, missingTools, failInfo, convo, allText, count, countWord, call, step, messageText,
 	header, toolCalls, toolResults, resultOf, assertToolResultsPaired,
 } from "./fixtures/scm-pi.mjs";
 import { PROBE_EXTENSION } from "./harness.mjs";
@@ -148,7 +148,7 @@ for (const LINE of PI_LINES) {
 			// The first call on the new branch: exactly what the model saw when "second" was asked, with
 			// "third" in its place. Nothing of the branch that was left: not its prompt, tool output or answer.
 			assertContinues(second1, third1, [["user", "third"]], "after /tree", 1);
-			for (const t of ["second", "two", "ROW 001", "seq -f"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
+			for (const t of ["second", "two", "ROW 001", "seq -f"]) assert.equal(countWord(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
 			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
 			// Ids on the new branch continue from the commit: the activate call is t2 there (t2 was the
 			// left branch's bash), and t1 still names the read of a.md.
@@ -156,12 +156,12 @@ for (const LINE of PI_LINES) {
 			// On this branch the read's output never collapsed (the bash that collapsed it is on the other branch).
 			assert.equal(resultOf(third2, "t1").text, A);
 			assert.equal(resultOf(third2, "t2").text, "[t1 is shown above]");
-			for (const t of ["second", "two", "ROW 001"]) assert.equal(count(allText(third2), t), 0, `"${t}" of the left branch reached the model`);
+			for (const t of ["second", "two", "ROW 001"]) assert.equal(countWord(allText(third2), t), 0, `"${t}" of the left branch reached the model`);
 
 			// Back on the first branch: exactly its last context, its answer, the new prompt. Nothing of
 			// the second branch (its prompt, activate call or answer).
 			assertContinues(second2, fourth1, [["assistant", "two"], ["user", "fourth"]], "after /tree back");
-			for (const t of ["third", "three"]) assert.equal(count(allText(fourth1), t), 0, `"${t}" of the other branch reached the model`);
+			for (const t of ["third", "three"]) assert.equal(countWord(allText(fourth1), t), 0, `"${t}" of the other branch reached the model`);
 			assert.equal(count(allText(fourth1), "ROW 001"), 1);
 			assert.equal(resultOf(fourth1, "t2").text, ROWS_OUT, "the first branch's bash output is not as it was");
 
@@ -198,7 +198,7 @@ for (const LINE of PI_LINES) {
 			assert.deepEqual(chat(third1).slice(0, -1), chat(second1).slice(0, -1));
 			assert.deepEqual(chat(third1).slice(-1).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
 			assert.deepEqual(state(third1), state(second1), "the pool or active set is not the commit's");
-			for (const t of ["second", "two", "ROW 001"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
+			for (const t of ["second", "two", "ROW 001"]) assert.equal(countWord(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
 			assert.equal(count(allText(third1), "ALPHA-TEXT"), 1);
 		});
 
@@ -222,7 +222,7 @@ for (const LINE of PI_LINES) {
 			const third = r.captures[3];
 			// The engine's own intro (cache layout) and the prompt; no message of the branch left.
 			assert.deepEqual(convo(third).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "third"]]);
-			for (const t of ["first", "second", "two", "ALPHA-TEXT", "a.md"]) assert.equal(count(convo(third).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+			for (const t of ["first", "second", "two", "ALPHA-TEXT", "a.md"]) assert.equal(countWord(convo(third).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
 		});
 
 		it("/tree in a forked session back onto the first prompt, before the fork point: the model sees only the new prompt", opt, async () => {
@@ -250,7 +250,7 @@ for (const LINE of PI_LINES) {
 			assert.ok(allText(third).includes("ALPHA-TEXT"), "the fork lost its parent's read");
 			const fourth = r.captures[5];
 			assert.deepEqual(convo(fourth).filter((m) => m.role !== "user" || !messageText(m).startsWith("Context manager:")).map((m) => [m.role, messageText(m)]), [["user", "fourth"]]);
-			for (const t of ["first", "second", "third", "three", "ALPHA-TEXT", "ROW 001"]) assert.equal(count(convo(fourth).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+			for (const t of ["first", "second", "third", "three", "ALPHA-TEXT", "ROW 001"]) assert.equal(countWord(convo(fourth).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
 		});
 
 		it("/tree in a forked session back onto the fork point: the session as it was forked, the parent's pin kept", opt, async () => {
@@ -285,7 +285,7 @@ for (const LINE of PI_LINES) {
 			for (const k of [5, 6, 7, 8]) assert.equal(count(allText(r.captures[k]), "ALPHA-TEXT"), 1, `call ${k + 1}: the pinned read is not shown once`);
 			const four = r.captures[8];
 			assert.ok(allText(four).includes("COL 001"));
-			for (const t of ["third", "three", "ROW 001"]) assert.equal(count(convo(four).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
+			for (const t of ["third", "three", "ROW 001"]) assert.equal(countWord(convo(four).map(messageText).join("\n"), t), 0, `"${t}" of the branch left reached the model`);
 		});
 
 		it("/tree with a branch summary: the summary call goes around the package; the model sees the kept branch, pi's summary, the prompt", opt, async () => {
@@ -320,7 +320,7 @@ for (const LINE of PI_LINES) {
 			assertContinues(second1, third1, [["user", messageText(summary)], ["user", "third"]], "after /tree with summary", 1);
 			assert.match(messageText(summary), /^The following is a summary of a branch that this conversation came back from:\n\n<summary>\n[\s\S]*SUMMARY-TEXT of the branch[\s\S]*<\/summary>$/);
 			assert.equal(count(allText(third1), "SUMMARY-TEXT"), 1);
-			for (const t of ["second", "ROW 001"]) assert.equal(count(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
+			for (const t of ["second", "ROW 001"]) assert.equal(countWord(allText(third1), t), 0, `"${t}" of the left branch reached the model`);
 			assert.equal(toolResults(third1).length, 1);
 		});
 	});
