@@ -3,7 +3,8 @@
 // `self-context-manager sessions --json` as a user does, a child process, `runs` times; prints each wall time.
 // Each row's last-call tokens come from that call's record (session 40; before, each session was rebuilt
 // read-only for them: 300 sessions on XTDB 5.4-6.2 s, 0.5-0.8 s after). Sessions recorded before records kept
-// tokens are still rebuilt; run it with an older addon (NAPI_RS_NATIVE_LIBRARY_PATH) for that path.
+// tokens are still rebuilt; run it with an older addon (NAPI_RS_NATIVE_LIBRARY_PATH) for that path. Then times
+// `stats` on the same store (on XTDB one history request per object, eight in flight since session 40).
 //
 //   node bench/node/cli-sessions.mjs [sessions=300] [runs=3] [--xtdb URL]
 //
@@ -43,11 +44,20 @@ for (let s = 0; s < n; s += 1) {
   await cm.close();
 }
 console.log(`- recorded ${n} sessions in ${Math.round(performance.now() - t)} ms (${url ? "XTDB " + url : "embedded"})`);
+const cli = (...args) => {
+  const t0 = performance.now();
+  const out = spawnSync(process.execPath, [bin, ...args, "--json", "--store", storeArg], { encoding: "utf8", maxBuffer: 1 << 28 });
+  if (out.status !== 0) throw new Error(`${args[0]} failed (${out.status}): ${out.stderr}`);
+  return { json: JSON.parse(out.stdout), ms: Math.round(performance.now() - t0) };
+};
 console.log("\n| run | sessions listed | wall ms |\n|---:|---:|---:|");
 for (let r = 1; r <= runs; r += 1) {
-  t = performance.now();
-  const out = spawnSync(process.execPath, [bin, "sessions", "--json", "--store", storeArg], { encoding: "utf8", maxBuffer: 1 << 28 });
-  const ms = performance.now() - t;
-  if (out.status !== 0) throw new Error(`sessions failed (${out.status}): ${out.stderr}`);
-  console.log(`| ${r} | ${JSON.parse(out.stdout).length} | ${Math.round(ms)} |`);
+  const { json, ms } = cli("sessions");
+  console.log(`| ${r} | ${json.length} | ${ms} |`);
+}
+// `stats` on the same store: XTDB v1 has no version count, so it reads every object's history.
+console.log("\n| run | stats: objects | versions | wall ms |\n|---:|---:|---:|---:|");
+for (let r = 1; r <= runs; r += 1) {
+  const { json, ms } = cli("stats");
+  console.log(`| ${r} | ${json.objects} | ${json.versions} | ${ms} |`);
 }

@@ -106,6 +106,9 @@ const QUICK_CHECK: Duration = Duration::from_millis(250);
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
+/// History requests `counts` keeps in flight (one per object).
+const COUNT_CONCURRENCY: usize = 8;
+
 /// How one HTTP attempt failed, which decides whether to retry.
 #[derive(Debug)]
 enum Fail {
@@ -355,6 +358,23 @@ impl XtdbStore {
     }
 
     /// GET returning JSON, with `404 → None`.
+    /// Versions of one object (its history, without documents).
+    async fn version_count(&self, id: String) -> Result<u64> {
+        let what = format!("history {id:?}");
+        let params = [
+            ("eid", id.as_str()),
+            ("history", "true"),
+            ("withCorrections", "true"),
+        ];
+        Ok(match self.get_json(&what, "entity", &params).await? {
+            Some(Value::Array(entries)) => entries
+                .iter()
+                .filter(|e| !e.get("doc").is_some_and(Value::is_null))
+                .count() as u64,
+            _ => 0,
+        })
+    }
+
     async fn get_json(
         &self,
         what: &str,
@@ -658,22 +678,14 @@ impl Store for XtdbStore {
             )
             .await?;
         // XTDB v1 has no version count: one light history request per
-        // object (no documents), which is why `counts` is slow on big stores.
-        let mut versions = 0u64;
-        for id in &ids {
-            let what = format!("history {id:?}");
-            let params = [
-                ("eid", id.as_str()),
-                ("history", "true"),
-                ("withCorrections", "true"),
-            ];
-            if let Some(Value::Array(entries)) = self.get_json(&what, "entity", &params).await? {
-                versions += entries
-                    .iter()
-                    .filter(|e| !e.get("doc").is_some_and(Value::is_null))
-                    .count() as u64;
-            }
-        }
+        // object (no documents), which is why `counts` is slow on big
+        // stores; COUNT_CONCURRENCY at a time, so the round trips overlap.
+        use futures_util::stream::{self, StreamExt, TryStreamExt};
+        let versions: u64 = stream::iter(ids.iter().cloned())
+            .map(|id| self.version_count(id))
+            .buffer_unordered(COUNT_CONCURRENCY)
+            .try_fold(0, |sum, n| async move { Ok(sum + n) })
+            .await?;
         let bytes = self
             .get_json("status", "status", &[])
             .await?
