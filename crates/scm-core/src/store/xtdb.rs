@@ -357,7 +357,6 @@ impl XtdbStore {
         }
     }
 
-    /// GET returning JSON, with `404 → None`.
     /// Versions of one object (its history, without documents).
     async fn version_count(&self, id: String) -> Result<u64> {
         let what = format!("history {id:?}");
@@ -375,6 +374,7 @@ impl XtdbStore {
         })
     }
 
+    /// GET returning JSON, with `404 → None`.
     async fn get_json(
         &self,
         what: &str,
