@@ -300,11 +300,17 @@ impl CacheLayout {
         // One pointing at a slice that covers the whole file shows it
         // through that slice: a pin of the file keeps the slice (random seed
         // 164: a pin showed the text again beside it). So for an edit that
-        // replaced the whole file (seed 319).
+        // replaced the whole file (seed 319). Never over a newer showing: a
+        // re-read that pointed at the slice when the activation came and
+        // shows its text since (its pointer voided) is newer, and a resume
+        // replays the calls with their pointers as they are now (random
+        // seed 1508: the file copied beside the re-read in the fold's block).
         let through = c.points_to.filter(|&k| self.shows_through(k));
         if let Some(k) = through {
             for s in c.shows.iter().filter(|s| s.note) {
-                self.latest_show.insert(s.id.clone(), k);
+                if self.latest_show.get(&s.id).is_none_or(|&l| l <= k) {
+                    self.latest_show.insert(s.id.clone(), k);
+                }
             }
         }
     }
