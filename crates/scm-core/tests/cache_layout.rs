@@ -2226,8 +2226,8 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
 /// slice, and so does an activation; once the re-read shows its text again
 /// (the slice collapsed) it is the file's newest showing, also after a
 /// resume replays the calls — the activation's pointer at the older slice
-/// must not win then (random seed 1508 under `INV_TWICE`: after a failed
-/// edit the file was copied beside the fold's block showing the same text).
+/// must not win then (random seed 1508, check 10: after a failed edit the
+/// file was copied beside the fold's block showing the same text).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_re_read_that_shows_its_text_again_stays_the_newest_showing_after_a_resume() {
     for store in stores() {
