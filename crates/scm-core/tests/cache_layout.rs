@@ -2172,6 +2172,17 @@ async fn bash_turns_until(
     panic!("not done after {most} turns: {:?}", s.cache_stats());
 }
 
+/// Small thresholds, a fold at 300 units, working files kept: a file read
+/// early ends up in the fold's `PINNED` block within a few turns.
+fn block_policy() -> CachePolicy {
+    CachePolicy {
+        fold: 300,
+        working_calls: 12,
+        working_units: 2_000,
+        ..small()
+    }
+}
+
 /// Whether the fold's `PINNED` block in `out` shows `needle`.
 fn block_shows(out: &[Value], needle: &str) -> bool {
     texts(out)
@@ -2185,15 +2196,7 @@ fn block_shows(out: &[Value], needle: &str) -> bool {
 async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts(
-            "notice-block",
-            CachePolicy {
-                fold: 300,
-                working_calls: 12,
-                working_units: 2_000,
-                ..small()
-            },
-        );
+        let mut o = opts("notice-block", block_policy());
         o.watch = true;
         let mut s = ws.open(o).await;
         let v1 = body("KEPT", 8);
@@ -2232,15 +2235,7 @@ async fn a_change_to_a_file_shown_in_the_fold_s_block_is_told() {
 async fn a_re_read_that_shows_its_text_again_stays_the_newest_showing_after_a_resume() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let o = opts(
-            "reread-resume",
-            CachePolicy {
-                fold: 300,
-                working_calls: 12,
-                working_units: 2_000,
-                ..small()
-            },
-        );
+        let o = opts("reread-resume", block_policy());
         let mut s = ws.open(o.clone()).await;
         let v1 = body("SEEN", 10);
         ws.write("a.ts", &v1);
@@ -2754,15 +2749,7 @@ async fn the_sizes_grow_with_the_median_read_and_a_resume_keeps_them() {
 async fn a_read_after_a_fold_points_at_the_block_s_read_of_the_same_text() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let o = opts(
-            "block-reread",
-            CachePolicy {
-                fold: 300,
-                working_calls: 12,
-                working_units: 2_000,
-                ..small()
-            },
-        );
+        let o = opts("block-reread", block_policy());
         let mut s = ws.open(o).await;
         let mut outs = Vec::new();
         let v1 = body("ONCE", 8);
