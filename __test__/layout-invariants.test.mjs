@@ -621,8 +621,9 @@ describe('what the model sees, on random sessions (issue 10)', () => {
     }, 60_000);
   }
   // INV_DEFAULT=1 runs the INV_SEEDS at the default budgets too. 159 (session 27): two re-reads pointing at one
-  // read the agent had deactivated were voided together at the epoch, each showing the text (check 10).
-  for (const seed of process.env.INV_DEFAULT ? seeds : [7, 159]) {
+  // read the agent had deactivated were voided together at the epoch, each showing the text (check 10). 326
+  // (session 41): a short slice pointing at an edit that replaced the whole file outlived the edit's collapsed body.
+  for (const seed of process.env.INV_DEFAULT ? seeds : [7, 159, 326]) {
     test(`seed ${seed}, default budgets`, async () => {
       await runSession(seed, { calls: 200, cachePolicy: {}, external: seed % 2 === 1 });
     }, 60_000);

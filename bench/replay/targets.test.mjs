@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { toProviderMessages } from "./lib/llm.mjs";
 import { REAL_SESSIONS } from "./lib/real-sessions.mjs";
 import { loadStrategyFactory, replaySession, summarize } from "./lib/run.mjs";
-import { scaleReads } from "./scale-reads.mjs";
+import { padReads, scaleReads } from "./scale-reads.mjs";
 
 // Cheap reads per session: today's figure, which must not get worse (the
 // second session 0.420× → 0.404× since session 36's settled edits).
@@ -146,6 +146,25 @@ for (const { file, name, skip } of SESSIONS) {
     const s = summarize(r.rows).find((x) => x.strategy === "self-context-manager");
     const figures = JSON.stringify({ supported: `${s.supported}/${s.edits}`, total: s.totalRatio, ...s.priceRatios });
     assert.ok(s.supportedShare >= 0.93, `edit-anchor visibility ≥ 93% — ${figures}`);
+    assert.ok(s.totalRatio <= 0.25 && s.priceRatios.standard <= 0.3, `cost — ${figures}`);
+  });
+}
+
+// The themes session on files twice as large, read whole (`padReads`: each
+// whole read padded with its file's first read, shifted, so edits still
+// match once): 123 / 128 supported since session 41, when a fold at the
+// prompt "continue" kept the slice an interrupted edit had quoted (121
+// before; docs/benchmarks.md "Session 41").
+{
+  const { file, name, skip } = REAL_SESSIONS.find((s) => s.name === "pi-session-themes.jsonl");
+  test(`${name} with files twice as large: a fold keeps the slice being edited`, { skip }, async () => {
+    const strategies = [];
+    for (const n of ["raw", "self-context-manager"]) strategies.push({ name: n, factory: await loadStrategyFactory(n) });
+    const r = await replaySession({ file, label: `${name} padded ×2`, text: padReads(readFileSync(file, "utf8"), 2), strategies });
+    assert.deepEqual(r.skipped, []);
+    const s = summarize(r.rows).find((x) => x.strategy === "self-context-manager");
+    const figures = JSON.stringify({ supported: `${s.supported}/${s.edits}`, total: s.totalRatio, ...s.priceRatios });
+    assert.ok(s.supported >= 123, `123 of 128 edits supported — ${figures}`);
     assert.ok(s.totalRatio <= 0.25 && s.priceRatios.standard <= 0.3, `cost — ${figures}`);
   });
 }

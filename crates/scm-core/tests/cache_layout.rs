@@ -1637,14 +1637,15 @@ async fn a_read_of_text_in_view_as_a_write_or_activation_points_there() {
 }
 
 /// The agent reads `a.ts` (t1), then replaces all of it with one edit (t2,
-/// its `newText` the whole new text, returned).
+/// its `newText` the whole new text of `lines` lines, returned).
 async fn read_then_rewrite_whole(
     ws: &Workspace,
     s: &mut Session,
     t: &mut Transcript,
     outs: &mut Vec<Vec<Value>>,
+    lines: usize,
 ) -> String {
-    let (v1, v2) = (body("BEFORE", 6), body("WHOLE", 6));
+    let (v1, v2) = (body("BEFORE", 6), body("WHOLE", lines));
     ws.write("a.ts", &v1);
     s.read("a.ts").await.unwrap();
     t.user("rewrite a.ts")
@@ -1680,7 +1681,7 @@ async fn a_read_after_an_edit_replacing_the_whole_file_points_at_the_edit() {
         let mut s = ws.open(opts("dedupe-edit", policy)).await;
         let mut outs = Vec::new();
         let mut t = Transcript::default();
-        let v2 = read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs).await;
+        let v2 = read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs, 6).await;
         s.read("a.ts").await.unwrap();
         t.call("r2", "read", json!({"path": "a.ts"}), &v2);
         outs.push(s.transform_context(&t.messages).await.unwrap());
@@ -1720,6 +1721,54 @@ async fn a_read_after_an_edit_replacing_the_whole_file_points_at_the_edit() {
     }
 }
 
+/// A read pointing at an edit that replaced the whole file with a short text
+/// never collapses (its text is under `minCollapseChars`) while the edit's
+/// body can: when an epoch collapses the body, the read shows its own text
+/// (random default-budget seed 326: "[t45: identical to t30 above]" over a
+/// collapsed edit for the rest of the session).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_pointing_at_a_collapsed_edit_shows_its_own_text() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = ws.open(opts("dedupe-short-edit", small())).await;
+        let mut outs = Vec::new();
+        let mut t = Transcript::default();
+        let v2 = read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs, 2).await;
+        s.read("a.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "a.ts"}), &v2);
+        outs.push(s.transform_context(&t.messages).await.unwrap());
+        assert_eq!(
+            result_of(outs.last().unwrap(), "t3"),
+            "[t3: identical to t2 above]"
+        );
+        let epochs = s.cache_stats().epochs;
+        for i in 0..8 {
+            t.call(
+                &format!("b{i}"),
+                "bash",
+                json!({"command": format!("step {i}")}),
+                &body(&format!("STEP{i}X"), 4),
+            );
+            outs.push(s.transform_context(&t.messages).await.unwrap());
+            let out = outs.last().unwrap();
+            assert_eq!(
+                in_json(out, "WHOLE line 001"),
+                1,
+                "call {i}: {:#?}",
+                texts(out)
+            );
+        }
+        assert!(s.cache_stats().epochs > epochs, "epochs ran");
+        assert_eq!(
+            result_of(outs.last().unwrap(), "t3"),
+            v2,
+            "the read shows its text"
+        );
+        assert_reconstructed(&s, &outs, 0).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// Occurrences of `needle` anywhere in `out`: texts, results and tool-call
 /// arguments alike.
 fn in_json(out: &[Value], needle: &str) -> usize {
@@ -1736,7 +1785,7 @@ async fn a_pin_after_an_edit_replacing_the_whole_file_keeps_the_edit() {
         let mut s = ws.open(opts("pin-edit", small())).await;
         let mut outs = Vec::new();
         let mut t = Transcript::default();
-        read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs).await;
+        read_then_rewrite_whole(&ws, &mut s, &mut t, &mut outs, 6).await;
         let op = s.pin("f1");
         assert!(op.ok, "{op:?}");
         t.call("p1", "pin", json!({"id": "f1"}), &op.message);

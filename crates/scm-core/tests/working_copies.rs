@@ -621,6 +621,101 @@ async fn a_slice_of_a_small_file_being_edited_shows_it_whole_at_that_call() {
     }
 }
 
+/// A fold at the user's next prompt keeps the slice the agent is editing
+/// from: `big.ts` is over the views' budget and over a small copy, so a
+/// slice of it gets no copy and its view is not kept; the recency rule kept
+/// the slice in the chat, and the fold would cut it away with the turn,
+/// leaving the edit's body alone. The agent's next edit quotes the lines
+/// around it (on the themes session with files twice as large, the retry of
+/// an interrupted edit right after "continue").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fold_keeps_the_slice_of_a_large_file_being_edited() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("foldslice");
+        o.cache.fold = 150;
+        o.cache.working_calls = 6;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let mut outs = Vec::new();
+        let v1 = plan(150);
+        ws.write("big.ts", &v1);
+        s.read("big.ts").await.unwrap();
+        t.user("fix it")
+            .call("r0", "read", json!({"path": "big.ts"}), &v1);
+        step(&mut s, &t, &mut outs).await;
+        let v2 = v1.replace("- [ ] step 010", "- [x] step 010");
+        ws.write("big.ts", &v2);
+        s.observe_edit("big.ts").await.unwrap();
+        t.call(
+            "e0",
+            "edit",
+            json!({"path": "big.ts", "oldText": "- [ ] step 010: do the thing number 010 carefully",
+                   "newText": "- [x] step 010: do the thing number 010 carefully"}),
+            "Successfully replaced text in big.ts.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        other_work(&mut s, &mut t, &mut outs, 0..4).await;
+        quiet_call(&mut s, &mut t, &mut outs).await;
+        // The slice the agent edits in next.
+        let part: String = v2.lines().skip(99).take(4).collect::<Vec<_>>().join("\n");
+        t.call(
+            "r1",
+            "read",
+            json!({"path": "big.ts", "offset": 100, "limit": 4}),
+            &part,
+        );
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            copies_of(&out, "big.ts").len(),
+            0,
+            "no copy: {:#?}",
+            texts(&out)
+        );
+        let v3 = v2.replace("- [ ] step 101", "- [x] step 101");
+        ws.write("big.ts", &v3);
+        s.observe_edit("big.ts").await.unwrap();
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "big.ts", "oldText": "- [ ] step 101: do the thing number 101 carefully",
+                   "newText": "- [x] step 101: do the thing number 101 carefully"}),
+            "Successfully replaced text in big.ts.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        // A build after the edit; then the next prompt, whose first call
+        // collapses the build's output: an epoch, and a fold at the prompt.
+        make(&mut t, 8);
+        step(&mut s, &t, &mut outs).await;
+        let folds = s.cache_stats().folds;
+        t.user("now the next one");
+        quiet_call(&mut s, &mut t, &mut outs).await;
+        let out = outs.last().unwrap().clone();
+        assert_eq!(
+            s.cache_stats().folds,
+            folds + 1,
+            "a fold: {:#?}",
+            texts(&out)
+        );
+        let block: Vec<String> = texts(&out)
+            .into_iter()
+            .filter(|x| x.starts_with("PINNED"))
+            .collect();
+        assert_eq!(block.len(), 1, "{:#?}", texts(&out));
+        for line in ["step 100: do the thing", "step 102: do the thing"] {
+            assert_eq!(
+                occurrences(&out, line),
+                1,
+                "{line} once, in the block: {:#?}",
+                block
+            );
+            assert!(block[0].contains(line), "{line} in the block: {:#?}", block);
+        }
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
 /// A slice printed through the shell (`sed -n '30,34p' src.ts`) is a slice
 /// as a ranged read is (§5 rule 9): the same copy comes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

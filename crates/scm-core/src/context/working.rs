@@ -46,7 +46,7 @@
 //! it remembers of the whole (on the two real sessions, 2 of the 6 edits
 //! still hidden quoted lines just past the slice read the call before).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -499,6 +499,56 @@ pub fn plan(
     }
     out.calls.sort_unstable();
     out.calls.dedup();
+    out
+}
+
+/// What an engine fold keeps beside the working views (`keep`): for each
+/// file the agent edited in the newest `working_edited_calls`, its newest
+/// slice (a ranged read among the newest `working_calls`, still shown whole)
+/// when nothing kept after that slice shows the file whole. A fold cuts at
+/// the current turn's prompt, taking what the recency rule kept; a file
+/// whose view is over budget then kept only its edits' bodies, and the
+/// agent's next edit quotes the lines it has just read (on the themes
+/// session with files twice as large: the prompt "continue" after an
+/// interrupted edit folded the 80 lines the edit had quoted, and the retry
+/// quoted them again). The fold's copies cover it like any view.
+pub fn fold_slices(
+    calls: &[ToolCallState],
+    fc: &FileCalls,
+    p: &CachePolicy,
+    keep: &HashSet<usize>,
+) -> Vec<usize> {
+    let n = calls.len();
+    let mut out = Vec::new();
+    let mut seen: Vec<u32> = Vec::new();
+    let newest = n.saturating_sub(p.working_calls as usize);
+    for (k, c) in calls.iter().enumerate().skip(newest).rev() {
+        let Some(f) = c.file else { continue };
+        let slice = c.tool == "read" && c.ranged && !c.numbered && !c.is_error;
+        if !slice || c.collapsed.is_some() || seen.contains(&f) {
+            continue;
+        }
+        seen.push(f);
+        let of = fc.of(f);
+        let edited = of
+            .iter()
+            .rev()
+            .take_while(|&&j| n - j as usize <= p.working_edited_calls as usize)
+            .any(|&j| {
+                let o = &calls[j as usize];
+                !o.is_error && matches!(o.tool.as_str(), "edit" | "write")
+            });
+        let shown_whole_after = of.iter().any(|&j| {
+            let o = &calls[j as usize];
+            j as usize > k
+                && keep.contains(&(j as usize))
+                && o.has_result
+                && (o.tool == "write" || (o.tool == "read" && (!o.ranged || o.numbered)))
+        });
+        if edited && !keep.contains(&k) && !shown_whole_after {
+            out.push(k);
+        }
+    }
     out
 }
 

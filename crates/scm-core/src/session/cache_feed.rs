@@ -19,6 +19,7 @@ use crate::context::epochs::{utf16_len, CachePolicy, CopyAt, Dedupe, Shown};
 use crate::context::ingest::fingerprint;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::{path_arg, read_of};
+use crate::context::working;
 use crate::context::Layout;
 use crate::error::Error;
 use crate::model::ObjectType;
@@ -986,9 +987,13 @@ impl Session {
         let text = self
             .cache
             .summary(&self.chat.turns, plan.cut, plan.user, &p);
-        // Working files' views whose place is folded go in the block too.
+        // Working files' views whose place is folded go in the block too,
+        // and the slices being edited from (`working::fold_slices`).
         let mut keep = pinned.clone();
         keep.extend(self.cache.working().iter().map(|&c| c as usize));
+        let slices =
+            working::fold_slices(&self.cache.state.calls, &self.cache.file_calls, &p, &keep);
+        keep.extend(slices);
         self.apply_fold(plan, &text, false, &keep);
         self.render_cache()
     }

@@ -131,8 +131,12 @@ impl CacheLayout {
     /// An activation's "[f4 is shown above]" whose target this epoch
     /// collapsed (its result, or a write's content) collapses with it to a
     /// ref: it would point at a ref (random seeds 138, 443: the agent
-    /// deactivated the file, or the write it named grew old). Returns
-    /// `changed` with those notes added.
+    /// deactivated the file, or the write it named grew old). An identical
+    /// re-read pointing there that stays in view shows its own text: it
+    /// cannot collapse (a short text, under `min_collapse_chars`, whose
+    /// original is an edit whose old and new text together can; random
+    /// default-budget seed 326), or the pin keeps it. Returns `changed` with
+    /// those notes added.
     fn collapse_notes_with_targets(&mut self, mut changed: Vec<u32>, epoch: u32) -> Vec<u32> {
         let calls = &self.state.calls;
         let gone: HashSet<u32> = changed
@@ -147,6 +151,7 @@ impl CacheLayout {
         let Some(&from) = gone.iter().min() else {
             return changed;
         };
+        let mut orphans = Vec::new();
         for (k, st) in self
             .state
             .calls
@@ -157,7 +162,12 @@ impl CacheLayout {
             if st.collapsed.is_none() && st.points_to.is_some_and(|d| gone.contains(&d)) {
                 st.collapsed = Some(epoch);
                 changed.push(k as u32);
+            } else if st.collapsed.is_none() && st.dedupe().is_some_and(|d| gone.contains(&d)) {
+                orphans.push(k as u32);
             }
+        }
+        for k in orphans {
+            self.void_dedupe(k, epoch);
         }
         changed
     }
