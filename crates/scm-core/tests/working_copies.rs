@@ -497,17 +497,19 @@ async fn a_file_edited_from_what_is_in_view_gets_no_copy() {
     }
 }
 
-/// `src.ts` read whole (`r0`, unless `whole` is false: then only a slice of
-/// it) and edited from what the model had in view (`e0`), then other work
-/// until the read has collapsed. The outputs, and the file's text now.
+/// `src.ts` (a plan of `n` lines) read whole (`r0`, unless `whole` is false:
+/// then only a slice of it) and edited from what the model had in view
+/// (`e0`), then other work until the read has collapsed. The outputs, and
+/// the file's text now.
 async fn edit_then_work(
     ws: &Workspace,
     s: &mut Session,
     t: &mut Transcript,
     whole: bool,
+    n: usize,
 ) -> (Vec<Vec<Value>>, String) {
     let mut outs = Vec::new();
-    let v1 = plan(60);
+    let v1 = plan(n);
     ws.write("src.ts", &v1);
     s.read("src.ts").await.unwrap();
     let first: String = v1.lines().take(12).collect::<Vec<_>>().join("\n");
@@ -549,7 +551,7 @@ async fn edit_then_slice(
     whole: bool,
     lines: usize,
 ) -> (Vec<Vec<Value>>, Vec<Value>) {
-    let (mut outs, v2) = edit_then_work(ws, s, t, whole).await;
+    let (mut outs, v2) = edit_then_work(ws, s, t, whole, 60).await;
     let from = if lines == 60 { 1 } else { 30 };
     let part: String = v2
         .lines()
@@ -622,7 +624,7 @@ async fn a_slice_of_a_small_file_being_edited_shows_it_whole_at_that_call() {
 }
 
 /// A fold at the user's next prompt keeps the slice the agent is editing
-/// from: `big.ts` is over the views' budget and over a small copy, so a
+/// from: `src.ts` is over the views' budget and over a small copy, so a
 /// slice of it gets no copy and its view is not kept; the recency rule kept
 /// the slice in the chat, and the fold would cut it away with the turn,
 /// leaving the edit's body alone. The agent's next edit quotes the lines
@@ -637,50 +639,31 @@ async fn a_fold_keeps_the_slice_of_a_large_file_being_edited() {
         o.cache.working_calls = 6;
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
-        let mut outs = Vec::new();
-        let v1 = plan(150);
-        ws.write("big.ts", &v1);
-        s.read("big.ts").await.unwrap();
-        t.user("fix it")
-            .call("r0", "read", json!({"path": "big.ts"}), &v1);
-        step(&mut s, &t, &mut outs).await;
-        let v2 = v1.replace("- [ ] step 010", "- [x] step 010");
-        ws.write("big.ts", &v2);
-        s.observe_edit("big.ts").await.unwrap();
-        t.call(
-            "e0",
-            "edit",
-            json!({"path": "big.ts", "oldText": "- [ ] step 010: do the thing number 010 carefully",
-                   "newText": "- [x] step 010: do the thing number 010 carefully"}),
-            "Successfully replaced text in big.ts.",
-        );
-        step(&mut s, &t, &mut outs).await;
-        other_work(&mut s, &mut t, &mut outs, 0..4).await;
-        quiet_call(&mut s, &mut t, &mut outs).await;
+        let (mut outs, v2) = edit_then_work(&ws, &mut s, &mut t, true, 150).await;
         // The slice the agent edits in next.
         let part: String = v2.lines().skip(99).take(4).collect::<Vec<_>>().join("\n");
         t.call(
             "r1",
             "read",
-            json!({"path": "big.ts", "offset": 100, "limit": 4}),
+            json!({"path": "src.ts", "offset": 100, "limit": 4}),
             &part,
         );
         let out = step(&mut s, &t, &mut outs).await;
         assert_eq!(
-            copies_of(&out, "big.ts").len(),
+            copies_of(&out, "src.ts").len(),
             0,
             "no copy: {:#?}",
             texts(&out)
         );
         let v3 = v2.replace("- [ ] step 101", "- [x] step 101");
-        ws.write("big.ts", &v3);
-        s.observe_edit("big.ts").await.unwrap();
+        ws.write("src.ts", &v3);
+        s.observe_edit("src.ts").await.unwrap();
         t.call(
             "e1",
             "edit",
-            json!({"path": "big.ts", "oldText": "- [ ] step 101: do the thing number 101 carefully",
+            json!({"path": "src.ts", "oldText": "- [ ] step 101: do the thing number 101 carefully",
                    "newText": "- [x] step 101: do the thing number 101 carefully"}),
-            "Successfully replaced text in big.ts.",
+            "Successfully replaced text in src.ts.",
         );
         step(&mut s, &t, &mut outs).await;
         // A build after the edit; then the next prompt, whose first call
@@ -724,7 +707,7 @@ async fn a_shell_slice_of_a_small_file_being_edited_shows_it_whole_too() {
         let ws = Workspace::new(store);
         let mut s = ws.open(opts("slice-shell")).await;
         let mut t = Transcript::default();
-        let (mut outs, v2) = edit_then_work(&ws, &mut s, &mut t, true).await;
+        let (mut outs, v2) = edit_then_work(&ws, &mut s, &mut t, true, 60).await;
         let before = outs.last().unwrap().clone();
         assert_eq!(occurrences(&before, "step 041: do the thing"), 0);
         let part: String = v2.lines().skip(29).take(5).collect::<Vec<_>>().join("\n");
