@@ -135,8 +135,8 @@ impl CacheLayout {
     /// re-read pointing there that stays in view shows its own text: it
     /// cannot collapse (a short text, under `min_collapse_chars`, whose
     /// original is an edit whose old and new text together can; random
-    /// default-budget seed 326), or the pin keeps it. Returns `changed` with
-    /// those notes added.
+    /// default-budget seed 326), or the pin keeps it; not while the fold's
+    /// block shows the original. Returns `changed` with those notes added.
     fn collapse_notes_with_targets(&mut self, mut changed: Vec<u32>, epoch: u32) -> Vec<u32> {
         let calls = &self.state.calls;
         let gone: HashSet<u32> = changed
@@ -152,6 +152,8 @@ impl CacheLayout {
             return changed;
         };
         let mut orphans = Vec::new();
+        // An original the fold's block shows stays in view (random seed 1969).
+        let block = self.fold_block().to_vec();
         for (k, st) in self
             .state
             .calls
@@ -162,7 +164,11 @@ impl CacheLayout {
             if st.collapsed.is_none() && st.points_to.is_some_and(|d| gone.contains(&d)) {
                 st.collapsed = Some(epoch);
                 changed.push(k as u32);
-            } else if st.collapsed.is_none() && st.dedupe().is_some_and(|d| gone.contains(&d)) {
+            } else if st.collapsed.is_none()
+                && st
+                    .dedupe()
+                    .is_some_and(|d| gone.contains(&d) && !block.contains(&d))
+            {
                 orphans.push(k as u32);
             }
         }
