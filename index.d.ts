@@ -303,6 +303,8 @@ export interface CallSummary {
   shown: string[];
   /** The context commit the call followed (the session's tip as of the call's basis tx); null before the first. */
   commit: string | null;
+  /** What the model was sent, as `reconstructCall` gives it: only with `callSummaries(from, to, { context: true })`. */
+  context?: HarnessMessage[];
 }
 
 /** Open a store. XTDB reachability is checked: STORE_UNAVAILABLE / STORE_TIMEOUT within `timeoutMs`. */
@@ -838,8 +840,8 @@ export declare class ContextManager {
   objects(): ObjectLine[];
   /** A full object id from an alias (`t12`, `f3`), a full id or a unique prefix; UNKNOWN_OBJECT otherwise. */
   resolveId(target: string): string;
-  /** Model calls `from..to` (default all), each rebuilt from the store. */
-  callSummaries(from?: number, to?: number): Promise<CallSummary[]>;
+  /** Model calls `from..to` (default all), each rebuilt from the store; `context: true` adds what the model was sent. */
+  callSummaries(from?: number, to?: number, options?: { context?: boolean }): Promise<CallSummary[]>;
   /** The context commit model call `n` followed (the session's tip as of its basis tx); null before the first. */
   callCommit(n: number): Promise<string | null>;
   /** Write everything queued in one transaction; null when nothing was queued. */

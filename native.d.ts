@@ -184,9 +184,10 @@ export declare class NativeSession {
   callCommit(n: number): Promise<string | null>
   /**
    * Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-   * cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
+   * cached_tokens, transcript_messages, epochs, folds, shown, commit}]`,
+   * each with `context` (what the model was sent) when asked.
    */
-  callSummaries(from: number, to: number): Promise<string>
+  callSummaries(from: number, to: number, context?: boolean | undefined | null): Promise<string>
   /**
    * Flush, stop the watcher, release the session. Idempotent; later calls
    * fail with SESSION_CLOSED.

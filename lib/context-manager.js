@@ -642,9 +642,12 @@ class ContextManager {
    * callCommit); transcriptTokens: what the harness alone would send (the
    * whole transcript, outputs in full), estimated the same way. Tokens are ⌈UTF-16 length of each message's JSON / 4⌉; cachedTokens
    * those of the leading messages equal to the previous call's; epochs and folds: collapses run at that call.
+   * `{ context: true }`: each also has `context`, what the model was sent (as reconstructCall gives it, from the
+   * same rebuild).
    */
-  async callSummaries(from = 0, to = 0xffffffff) {
-    const list = JSON.parse(await wrapAsync(() => this[NATIVE].callSummaries(from, to)));
+  async callSummaries(from = 0, to = 0xffffffff, options = {}) {
+    const context = options?.context === true;
+    const list = JSON.parse(await wrapAsync(() => this[NATIVE].callSummaries(from, to, context)));
     return list.map((c) => ({
       call: c.call,
       messages: c.messages,
@@ -656,6 +659,7 @@ class ContextManager {
       folds: c.folds,
       shown: c.shown,
       commit: c.commit ?? null,
+      ...(context ? { context: c.context } : {}),
     }));
   }
 

@@ -568,12 +568,18 @@ impl JsSession {
     }
 
     /// Summaries of model calls `from..to` as JSON `[{call, messages, tokens,
-    /// cached_tokens, transcript_messages, epochs, folds, shown, commit}]`.
+    /// cached_tokens, transcript_messages, epochs, folds, shown, commit}]`,
+    /// each with `context` (what the model was sent) when asked.
     #[napi]
-    pub async fn call_summaries(&self, from: u32, to: u32) -> napi::Result<String> {
+    pub async fn call_summaries(
+        &self,
+        from: u32,
+        to: u32,
+        context: Option<bool>,
+    ) -> napi::Result<String> {
         let summaries = self
             .handle
-            .call_summaries(from as usize, to as usize)
+            .call_summaries(from as usize, to as usize, context.unwrap_or(false))
             .await
             .js()?;
         to_json(&summaries)

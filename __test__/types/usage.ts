@@ -43,6 +43,8 @@ export async function sessions(): Promise<void> {
   const r: OpResult = await cm.read('a.ts');
   const activeIds: string[] = cm.snapshot().activeSet;
   const again = await cm.reconstructCall(0);
+  const seen: HarnessMessage[] | undefined = (await cm.callSummaries(0, 1, { context: true }))[0]?.context;
+  void seen;
   const asOf = await cm.getObjectAsOf('a', 3);
   const versions: number[] = (await cm.versions('a.ts')).versions.map((v) => v.txId);
   const older: string | null = (await cm.showVersion('a.ts', 1)).contentHash;

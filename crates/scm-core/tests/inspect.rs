@@ -6,7 +6,7 @@
 
 mod session_support;
 
-use scm_core::session::inspect::{list_sessions, message_tokens};
+use scm_core::session::inspect::{list_sessions, message_tokens, CallSummary};
 use scm_core::session::{CachePolicy, Layout, Session, SessionOptions};
 use serde_json::{json, Value};
 use session_support::*;
@@ -136,6 +136,20 @@ async fn read_only_open_writes_nothing_and_summarises_every_call() {
             sums[4..].to_vec(),
             "a range equals the same calls of the whole"
         );
+        // With what the model was sent (the report's one rebuild per call):
+        // the same summaries, each context the call's reconstruction.
+        let with = s
+            .call_summary_plan(0, usize::MAX)
+            .unwrap()
+            .with_context()
+            .run(&*store)
+            .await
+            .unwrap();
+        for (n, (w, sum)) in with.into_iter().zip(&sums).enumerate() {
+            let context = w.context.clone().expect("the context was asked for");
+            assert_eq!(context, s.reconstruct_call(n).await.unwrap(), "call {n}");
+            assert_eq!(CallSummary { context: None, ..w }, *sum, "call {n}");
+        }
 
         let lines = s.object_lines();
         let file = lines

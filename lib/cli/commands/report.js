@@ -11,17 +11,16 @@ module.exports = {
     const sessionId = ctx.args[0];
     const cm = await ctx.session(sessionId);
     const n = cm.stats().modelCallCount;
-    const bar = ctx.progress('report', n * 2);
+    const bar = ctx.progress('report', n);
+    // One rebuild per call gives its summary and what the model saw.
     const calls = [];
-    for (let i = 0; i < n; i += 8) {
-      const part = await cm.callSummaries(i, Math.min(n, i + 8));
-      calls.push(...part);
-      bar.tick(part.length);
-    }
     const seen = [];
-    for (let i = 0; i < n; i += 1) {
-      seen.push(await cm.reconstructCall(i));
-      bar.tick();
+    for (let i = 0; i < n; i += 8) {
+      for (const { context, ...summary } of await cm.callSummaries(i, Math.min(n, i + 8), { context: true })) {
+        calls.push(summary);
+        seen.push(context);
+      }
+      bar.tick(Math.min(8, n - i));
     }
     // Full content of every tool call, for collapsed refs ([t12 · 40 lines]) expanded in place.
     const objects = cm.objects();

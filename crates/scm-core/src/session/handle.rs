@@ -371,10 +371,17 @@ impl SessionHandle {
         plan.followed_commit(&*self.store).await
     }
 
-    /// Summaries of model calls `from..to`.
-    pub async fn call_summaries(&self, from: usize, to: usize) -> Result<Vec<CallSummary>> {
+    /// Summaries of model calls `from..to`; with `context`, each with what
+    /// the model was sent.
+    pub async fn call_summaries(
+        &self,
+        from: usize,
+        to: usize,
+        context: bool,
+    ) -> Result<Vec<CallSummary>> {
         self.landed().await?;
         let plan = self.with(|s| s.call_summary_plan(from, to))?;
+        let plan = if context { plan.with_context() } else { plan };
         plan.run(&*self.store).await
     }
 

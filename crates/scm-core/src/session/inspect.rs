@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::documents::ChatDoc;
+use super::reconstruct::Fetched;
 use super::{paged, persist::StoredPages, PoolEntry, Session, SessionOptions};
 use crate::context::epochs::units;
 use crate::context::Layout;
@@ -67,6 +68,10 @@ pub struct CallSummary {
     /// basis transaction); None before the session's first commit.
     #[serde(default)]
     pub commit: Option<String>,
+    /// What the model was sent (the call rebuilt), when asked for
+    /// ([`CallSummaryPlan::with_context`]): one rebuild gives both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Vec<Value>>,
 }
 
 /// One object of a session, as the model names it.
@@ -280,6 +285,7 @@ impl Session {
                 .map(|r| r.messages_consumed)
                 .collect(),
             transcript: self.transcript_prefix_tokens(),
+            context: false,
         })
     }
 
@@ -357,22 +363,32 @@ pub struct CallSummaryPlan {
     consumed: Vec<usize>,
     /// See `transcript_prefix_tokens`.
     transcript: Vec<u64>,
+    /// Each summary carries the messages it was computed from.
+    context: bool,
 }
 
 impl CallSummaryPlan {
+    /// Each summary carries what the model was sent (the session report
+    /// needs both: one rebuild instead of two).
+    pub fn with_context(mut self) -> Self {
+        self.context = true;
+        self
+    }
+
     pub async fn run(self, store: &dyn Store) -> Result<Vec<CallSummary>> {
         let Some(base) = &self.base else {
             return Ok(Vec::new());
         };
         let mut out = Vec::with_capacity(self.to - self.from);
+        let mut fetched = Fetched::default();
         let mut previous: Option<Vec<Value>> = match self.from {
             0 => None,
-            n => Some(base.for_call(n - 1).run(store).await?),
+            n => Some(base.for_call(n - 1).run_with(store, &mut fetched).await?),
         };
         for (k, call) in (self.from..self.to).enumerate() {
             let plan = base.for_call(call);
             let commit = plan.followed_commit(store).await?;
-            let messages = plan.run(store).await?;
+            let messages = plan.run_with(store, &mut fetched).await?;
             let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
             let same = previous.as_ref().map_or(0, |p| {
                 p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
@@ -404,6 +420,7 @@ impl CallSummaryPlan {
                     .count(),
                 shown: self.shown[k].clone(),
                 commit,
+                context: self.context.then(|| messages.clone()),
             });
             previous = Some(messages);
         }

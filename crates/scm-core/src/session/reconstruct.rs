@@ -35,6 +35,17 @@ pub struct ReconstructPlan {
     pub(super) cache: crate::context::epochs::CachePolicy,
 }
 
+/// What rebuilding several calls of one session fetches once: toolcall
+/// documents (written once, so the latest is every call's) and the frozen
+/// versions activations showed (by object hash). Without it each call read
+/// and parsed every toolcall document again: 35 ms a call on the recorded
+/// session, most of `calls` and `report` (docs/benchmarks.md "Session 41").
+#[derive(Default)]
+pub struct Fetched {
+    docs: HashMap<String, Document>,
+    frozen: Frozen,
+}
+
 fn mismatch(id: &str, tx: i64, what: &str) -> Error {
     Error::Internal(format!(
         "static reference {id} at tx {tx}: no stored version has the recorded {what}"
@@ -156,6 +167,11 @@ impl ReconstructPlan {
     }
 
     pub async fn run(self, store: &dyn Store) -> Result<Vec<Value>> {
+        self.run_with(store, &mut Fetched::default()).await
+    }
+
+    /// [`ReconstructPlan::run`] with what earlier calls fetched.
+    pub async fn run_with(self, store: &dyn Store, fetched: &mut Fetched) -> Result<Vec<Value>> {
         let bases = self.bases(store).await?;
         let record = &self.records[self.call_index];
         let basis = bases[self.call_index];
@@ -206,7 +222,7 @@ impl ReconstructPlan {
                 .as_ref()
                 .and_then(|d| d.get("content"))
                 .and_then(Value::as_str);
-            return reconstruct_cache(&self, store, &chat_doc, sp, &shown).await;
+            return reconstruct_cache(&self, store, &chat_doc, sp, &shown, fetched).await;
         }
         let session_doc = as_of(&self.session_doc_id).await?;
         let pool_ids = SessionDoc::parse(&session_doc)?.metadata_pool;
@@ -372,6 +388,7 @@ async fn reconstruct_cache(
     chat_doc: &Document,
     system_prompt: Option<&str>,
     versions: &HashMap<String, (i64, String)>,
+    fetched: &mut Fetched,
 ) -> Result<Vec<Value>> {
     let record = &plan.records[plan.call_index];
     let epochs = record.epochs.ok_or_else(|| {
@@ -401,26 +418,34 @@ async fn reconstruct_cache(
             state.epochs.len()
         )));
     }
-    // Toolcall objects are written once: fetch the calls' documents.
-    let ids: Vec<String> = aliases.t.iter().flatten().cloned().collect();
-    let mut docs: HashMap<String, Document> = HashMap::new();
-    for chunk in ids.chunks(1000) {
+    // Toolcall objects are written once: fetch the calls' documents (those
+    // an earlier call of the range did not).
+    let missing: Vec<String> = aliases
+        .t
+        .iter()
+        .flatten()
+        .filter(|id| !fetched.docs.contains_key(id.as_str()))
+        .cloned()
+        .collect();
+    for chunk in missing.chunks(1000) {
         for d in store.get_many(chunk).await? {
             if let Some(id) = d.get("xt/id").and_then(Value::as_str) {
-                docs.insert(id.to_string(), d);
+                fetched.docs.insert(id.to_string(), d);
             }
         }
     }
-    for (id, d) in &docs {
-        if let Some((_, h)) = versions.get(id) {
-            if d.get("object_hash").and_then(Value::as_str) != Some(h) {
-                return Err(Error::Internal(format!(
-                    "static reference {id}: stored object_hash differs"
-                )));
-            }
+    let docs = &fetched.docs;
+    for id in aliases.t.iter().flatten() {
+        let (Some(d), Some((_, h))) = (docs.get(id), versions.get(id)) else {
+            continue;
+        };
+        if d.get("object_hash").and_then(Value::as_str) != Some(h) {
+            return Err(Error::Internal(format!(
+                "static reference {id}: stored object_hash differs"
+            )));
         }
     }
-    let mut frozen = Frozen::new();
+    let frozen = &mut fetched.frozen;
     for s in state
         .calls
         .iter()
@@ -450,8 +475,8 @@ async fn reconstruct_cache(
         aliases: &aliases,
         state: &state,
         policy: &plan.cache,
-        doc: &docs,
-        frozen: &frozen,
+        doc: docs,
+        frozen,
         display: &display,
         epochs,
         limit,
