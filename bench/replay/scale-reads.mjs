@@ -21,21 +21,16 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { editMessages } from "./lib/session.mjs";
 
 /** The session's JSONL text with each successful or failed read's text output repeated k times. */
 export function scaleReads(text, k) {
   if (!Number.isInteger(k) || k < 1) throw new Error(`k must be an integer ≥ 1, got ${k}`);
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const e = JSON.parse(line);
-    const m = e.type === "message" ? e.message : null;
-    if (m?.role === "toolResult" && m.toolName === "read" && Array.isArray(m.content)) {
+  return editMessages(text, (m) => {
+    if (m.role === "toolResult" && m.toolName === "read" && Array.isArray(m.content)) {
       for (const b of m.content) if (b?.type === "text" && typeof b.text === "string") b.text = b.text.repeat(k);
     }
-    out.push(JSON.stringify(e));
-  }
-  return `${out.join("\n")}\n`;
+  });
 }
 
 /** `text` with letters and digits shifted by `by` (1 ≤ by; never a multiple of 26 or 10). */
@@ -63,15 +58,11 @@ export function padReads(text, k) {
   if (!Number.isInteger(k) || k < 1) throw new Error(`k must be an integer ≥ 1, got ${k}`);
   const calls = new Map(); // toolCallId → arguments
   const padding = new Map(); // path → the text appended to its whole reads
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const e = JSON.parse(line);
-    const m = e.type === "message" ? e.message : null;
-    if (m?.role === "assistant" && Array.isArray(m.content)) {
+  return editMessages(text, (m) => {
+    if (m.role === "assistant" && Array.isArray(m.content)) {
       for (const b of m.content) if (b?.type === "toolCall") calls.set(b.id, b.arguments ?? {});
     }
-    if (m?.role === "toolResult" && m.toolName === "read" && !m.isError && Array.isArray(m.content)) {
+    if (m.role === "toolResult" && m.toolName === "read" && !m.isError && Array.isArray(m.content)) {
       const args = calls.get(m.toolCallId) ?? {};
       const whole = args.offset === undefined && args.limit === undefined;
       const texts = m.content.filter((b) => b?.type === "text" && typeof b.text === "string");
@@ -86,9 +77,7 @@ export function padReads(text, k) {
         texts[0].text = first + padding.get(args.path);
       }
     }
-    out.push(JSON.stringify(e));
-  }
-  return `${out.join("\n")}\n`;
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

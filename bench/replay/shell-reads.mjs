@@ -11,6 +11,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { editMessages } from "./lib/session.mjs";
 
 const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
 
@@ -28,12 +29,8 @@ export function shellCommand({ path, offset, limit } = {}) {
 /** The session's JSONL text with each read's call and result made a `bash` command's. */
 export function shellReads(text) {
   const ids = new Set();
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const e = JSON.parse(line);
-    const m = e.type === "message" ? e.message : null;
-    if (m?.role === "assistant" && Array.isArray(m.content)) {
+  return editMessages(text, (m) => {
+    if (m.role === "assistant" && Array.isArray(m.content)) {
       for (const p of m.content) {
         if (p?.type !== "toolCall" || p.name !== "read") continue;
         const command = shellCommand(p.arguments);
@@ -42,13 +39,11 @@ export function shellReads(text) {
         p.arguments = { command };
         ids.add(p.id);
       }
-    } else if (m?.role === "toolResult" && ids.has(m.toolCallId)) {
+    } else if (m.role === "toolResult" && ids.has(m.toolCallId)) {
       m.toolName = "bash";
       delete m.details;
     }
-    out.push(JSON.stringify(e));
-  }
-  return `${out.join("\n")}\n`;
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -41,6 +41,22 @@ export function parseJsonl(text) {
  * Normalise file entries to the tree format.
  * Returns { header, entries (without header, each with id/parentId), format: "v1"|"tree" }.
  */
+/**
+ * A session's JSONL text with `edit(message)` applied to each message entry's message, in order (it changes
+ * the message in place); every other entry and blank lines dropped as they were. For the session variants
+ * (`scale-reads.mjs`, `shell-reads.mjs`).
+ */
+export function editMessages(text, edit) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const e = JSON.parse(line);
+    if (e.type === "message" && e.message) edit(e.message);
+    out.push(JSON.stringify(e));
+  }
+  return `${out.join("\n")}\n`;
+}
+
 export function normalizeEntries(fileEntries) {
   const header = fileEntries.find((e) => e.type === "session") ?? null;
   const body = fileEntries.filter((e) => e.type !== "session");

@@ -1701,13 +1701,7 @@ async fn a_read_after_an_edit_replacing_the_whole_file_points_at_the_edit() {
         // read points at the edit, the edit's body is in view.
         let epochs = s.cache_stats().epochs;
         for i in 0..12 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("step {i}")}),
-                &body(&format!("STEP{i}X"), 4),
-            );
-            outs.push(s.transform_context(&t.messages).await.unwrap());
+            bash_step(&mut s, &mut t, &mut outs, i, 4).await;
             let out = outs.last().unwrap();
             let n = in_json(out, "WHOLE line 005");
             assert!(n <= 1, "call {i}: the text {n} times");
@@ -1743,13 +1737,7 @@ async fn a_read_pointing_at_a_collapsed_edit_shows_its_own_text() {
         );
         let epochs = s.cache_stats().epochs;
         for i in 0..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("step {i}")}),
-                &body(&format!("STEP{i}X"), 4),
-            );
-            outs.push(s.transform_context(&t.messages).await.unwrap());
+            bash_step(&mut s, &mut t, &mut outs, i, 4).await;
             let out = outs.last().unwrap();
             assert_eq!(
                 in_json(out, "WHOLE line 001"),
@@ -1767,6 +1755,24 @@ async fn a_read_pointing_at_a_collapsed_edit_shows_its_own_text() {
         assert_reconstructed(&s, &outs, 0).await;
         s.close().await.unwrap();
     }
+}
+
+/// Call `b{i}`: a bash command printing `lines` lines tagged `STEP{i}X`,
+/// then a model call: output that pushes epochs along.
+async fn bash_step(
+    s: &mut Session,
+    t: &mut Transcript,
+    outs: &mut Vec<Vec<Value>>,
+    i: usize,
+    lines: usize,
+) {
+    t.call(
+        &format!("b{i}"),
+        "bash",
+        json!({"command": format!("step {i}")}),
+        &body(&format!("STEP{i}X"), lines),
+    );
+    outs.push(s.transform_context(&t.messages).await.unwrap());
 }
 
 /// Occurrences of `needle` anywhere in `out`: texts, results and tool-call
@@ -1793,13 +1799,7 @@ async fn a_pin_after_an_edit_replacing_the_whole_file_keeps_the_edit() {
         assert_eq!(result_of(outs.last().unwrap(), "t3"), "[f1 is shown above]");
         let epochs = s.cache_stats().epochs;
         for i in 0..8 {
-            t.call(
-                &format!("b{i}"),
-                "bash",
-                json!({"command": format!("step {i}")}),
-                &body(&format!("STEP{i}X"), 8),
-            );
-            outs.push(s.transform_context(&t.messages).await.unwrap());
+            bash_step(&mut s, &mut t, &mut outs, i, 8).await;
             let n = in_json(outs.last().unwrap(), "WHOLE line 005");
             assert_eq!(n, 1, "call {i}: the pinned text {n} times");
         }
