@@ -75,6 +75,14 @@ describe.skipIf(!chromium)(`report in headless Chromium${chromium ? '' : ' (skip
     writeFileSync(path.join(ARTIFACTS, 'report-top.png'), await page.screenshot());
   });
 
+  it('keeps each distinct message once, and every call resolves to exactly what the model saw', async () => {
+    // Consecutive calls share most of their messages: the page stores each once and each call as references.
+    const html = readFileSync(file, 'utf8');
+    expect(html.split('look around').length - 1).toBe(1);
+    const seen = await browser.page.evaluate('JSON.stringify(D.calls.map((_, i) => messagesOf(i)))');
+    expect(JSON.parse(seen)).toEqual(outs);
+  });
+
   it('a click on a bar shows that call', async () => {
     await browser.page.evaluate('document.querySelector(\'#chart g.bar[data-call="2"]\').dispatchEvent(new MouseEvent("click", { bubbles: true }))');
     expect(await browser.page.evaluate('document.querySelector("#detail h2").textContent')).toBe('Call 2: what the model saw');

@@ -116,13 +116,16 @@ function part(p) {
   return JSON.stringify(p);
 }
 
+/** What the model saw at call i: its messages, each kept once in D.messages. */
+const messagesOf = (i) => D.seen[i].map((k) => D.messages[k]);
+
 function show(i) {
   const c = D.calls[i], d = $('#detail');
   for (const r of document.querySelectorAll('tr.sel')) r.classList.remove('sel');
   document.querySelector('tr[data-call="' + i + '"]')?.classList.add('sel');
   d.replaceChildren(el('h2', {}, 'Call ' + i + ': what the model saw'),
     el('p', { class: 'muted' }, c.messages + ' messages, ' + fmt(c.tokens) + ' tokens (' + fmt(c.cachedTokens) + ' cached), pi alone ' + fmt(c.transcriptTokens) + '. Click a collapsed ref to see its output in place.'));
-  D.seen[i].forEach((m, k) => {
+  messagesOf(i).forEach((m, k) => {
     const who = m.role === 'toolResult' ? 'toolResult ' + (m.toolCallId || '') + ' (' + (m.toolName || '') + ')' : m.role;
     const body = typeof m.content === 'string' ? m.content : (m.content || []).map(part).join('\\n');
     d.append(el('div', { class: 'msg', 'data-message': k }, el('div', { class: 'role' }, '[' + k + '] ' + who), withRefs(body)));
@@ -136,7 +139,10 @@ if (D.calls.length) show(D.calls.length - 1);
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
-/** The page for one session: `data` = { sessionId, layout, store, generated, calls, seen, objects, contents }. */
+/**
+ * The page for one session: `data` = { sessionId, layout, store, generated, calls, messages, seen, objects, contents };
+ * `messages` holds each distinct message once, `seen[i]` the places in it of what the model saw at call i.
+ */
 function reportHtml(data) {
   const n = data.calls.length;
   const last = data.calls[n - 1];

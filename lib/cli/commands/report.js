@@ -12,13 +12,25 @@ module.exports = {
     const cm = await ctx.session(sessionId);
     const n = cm.stats().modelCallCount;
     const bar = ctx.progress('report', n);
-    // One rebuild per call gives its summary and what the model saw.
+    // One rebuild per call gives its summary and what the model saw. Consecutive calls share most of their
+    // messages: each distinct message is kept once, a call is the list of its messages' places.
     const calls = [];
     const seen = [];
+    const messages = [];
+    const place = new Map();
+    const placeOf = (m) => {
+      const key = JSON.stringify(m);
+      let k = place.get(key);
+      if (k === undefined) {
+        k = messages.push(m) - 1;
+        place.set(key, k);
+      }
+      return k;
+    };
     for (let i = 0; i < n; i += 8) {
       for (const { context, ...summary } of await cm.callSummaries(i, Math.min(n, i + 8), { context: true })) {
         calls.push(summary);
-        seen.push(context);
+        seen.push(context.map(placeOf));
       }
       bar.tick(Math.min(8, n - i));
     }
@@ -37,6 +49,7 @@ module.exports = {
       store: store.kind,
       generated: new Date().toISOString(),
       calls,
+      messages,
       seen,
       objects,
       contents,
