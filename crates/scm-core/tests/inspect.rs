@@ -210,7 +210,7 @@ async fn every_call_record_keeps_the_tokens_the_report_counts() {
             (&harness, harness_opts),
         ] {
             let emits = opts.render.emit_system_message;
-            let mut s = ws.open(opts).await;
+            let mut s = ws.open(opts.clone()).await;
             if !emits {
                 s.set_system_prompt("You are pi. \"Quoted\", tabbed\t, ünïcode 🙂.")
                     .unwrap();
@@ -223,13 +223,30 @@ async fn every_call_record_keeps_the_tokens_the_report_counts() {
                     let out = body(&format!("{id} out{i}"), 20);
                     t.call(&format!("c{i}"), "bash", json!({"command": "ls"}), &out);
                 }
+                // The harness's prompt changes once: nothing of call 4 is cached.
+                if !emits && i == 4 {
+                    s.set_system_prompt("You are pi, changed.").unwrap();
+                }
+                // A caller that missed an output gets it whole; what the
+                // model saw still repeats the previous call's start.
+                let held = if i == 5 { None } else { have };
+                let d = s.ingest_and_assemble_delta(&t.messages, held).unwrap();
+                have = Some(d.seq);
+                s.flush().await.unwrap();
+            }
+            s.close().await.unwrap();
+            // Resumed: its first call has no previous output to compare with.
+            let mut s = ws.open(opts).await;
+            for i in 8..10 {
+                let out = body(&format!("{id} out{i}"), 20);
+                t.call(&format!("c{i}"), "bash", json!({"command": "ls"}), &out);
                 let d = s.ingest_and_assemble_delta(&t.messages, have).unwrap();
                 have = Some(d.seq);
                 s.flush().await.unwrap();
             }
             s.close().await.unwrap();
         }
-        for id in [whole, delta, spec.clone(), harness] {
+        for id in [whole.clone(), delta, spec.clone(), harness.clone()] {
             let s = Session::open_read_only(
                 store.clone(),
                 ws.indexer.clone(),
@@ -250,6 +267,38 @@ async fn every_call_record_keeps_the_tokens_the_report_counts() {
                 .collect();
             let counted: Vec<Option<u64>> = sums.iter().map(|c| Some(c.tokens)).collect();
             assert_eq!(kept, counted, "{id} on {}", store.kind());
+            // Handed over as deltas, the records keep the message count and
+            // the cached estimate too (not the first call after the resume's:
+            // no previous output to compare with), equal to what rebuilding
+            // every call gives.
+            let field = |k: &str| -> Vec<bool> {
+                let calls = chat["model_calls"].as_array().unwrap();
+                calls.iter().map(|r| r.get(k).is_some()).collect()
+            };
+            let expected: Vec<bool> = (0..sums.len()).map(|n| id != whole && n != 8).collect();
+            assert_eq!(field("cached_tokens"), expected, "{id}");
+            let delta = (0..sums.len()).map(|_| id != whole).collect::<Vec<_>>();
+            assert_eq!(field("messages"), delta, "{id}");
+            let rebuilt: Vec<CallSummary> = s
+                .call_summary_plan(0, usize::MAX)
+                .unwrap()
+                .with_context()
+                .run(&*store)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|c| CallSummary { context: None, ..c })
+                .collect();
+            assert_eq!(sums, rebuilt, "{id} on {}", store.kind());
+            if id == harness {
+                assert_eq!(sums[4].cached_tokens, 0, "the system prompt changed");
+            }
+            // The spec layout's pool message heads every call and changes.
+            assert!(
+                id == spec || sums[5].cached_tokens > 0,
+                "{id}: {:?}",
+                sums[5]
+            );
             assert!(
                 id == spec || sums.iter().map(|c| c.epochs).sum::<usize>() >= 1,
                 "{id}: an epoch happened"

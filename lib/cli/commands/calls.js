@@ -1,6 +1,6 @@
 'use strict';
 
-/** Calls summarised per round trip (each is rebuilt from the store). */
+/** Calls summarised per round trip (from their records; a call whose record lacks a figure is rebuilt). */
 const CHUNK = 8;
 
 module.exports = {

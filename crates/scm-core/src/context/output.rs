@@ -36,6 +36,12 @@ pub struct OutputDelta {
     pub reuse: Option<Vec<i64>>,
     /// Estimated tokens of the whole output: [`message_tokens`] summed.
     pub tokens: u64,
+    /// Messages in the output.
+    pub messages: usize,
+    /// Estimated tokens of the leading messages identical to the previous
+    /// output's, whether or not the caller holds it (what a provider's
+    /// prompt cache would repeat). None: no previous output.
+    pub cached_tokens: Option<u64>,
 }
 
 /// The previous output and where its messages end.
@@ -77,15 +83,18 @@ impl PreviousOutput {
     /// one when the caller holds it (`have == seq`), else everything.
     pub fn next(&mut self, json: String, have: Option<u32>) -> OutputDelta {
         let prev_ok = self.seq > 0 && have == Some(self.seq);
-        let keep = if prev_ok {
-            // A message is identical iff it lies within the common byte
-            // prefix: with the same bytes before, it ends at the same place
-            // (a complete value is followed by `,` or `]`).
-            let d = common_prefix(self.json.as_bytes(), json.as_bytes());
-            self.ends.partition_point(|&e| e <= d)
-        } else {
-            0
+        // A message is identical iff it lies within the common byte prefix:
+        // with the same bytes before, it ends at the same place (a complete
+        // value is followed by `,` or `]`).
+        let same = match self.seq {
+            0 => 0,
+            _ => {
+                let d = common_prefix(self.json.as_bytes(), json.as_bytes());
+                self.ends.partition_point(|&e| e <= d)
+            }
         };
+        let cached_tokens = (self.seq > 0).then(|| self.tokens[..same].iter().sum());
+        let keep = if prev_ok { same } else { 0 };
         let prev_ends = std::mem::take(&mut self.ends);
         self.ends.extend_from_slice(&prev_ends[..keep]);
         // The first message not kept starts after the `[` or the kept one's `,`.
@@ -135,6 +144,8 @@ impl PreviousOutput {
             append,
             reuse,
             tokens: self.tokens.iter().sum(),
+            messages: self.ends.len(),
+            cached_tokens,
         }
     }
 }
@@ -291,6 +302,17 @@ mod tests {
             let each = |m: &Value| message_tokens(&m.to_string());
             assert_eq!(d.tokens, held.iter().map(each).sum::<u64>(), "{k}");
             assert_eq!(d.tokens, context_tokens(&serde_json::to_string(o).unwrap()));
+            assert_eq!(d.messages, held.len());
+            // Cached: the leading messages equal to the previous output's.
+            let cached = (k > 0).then(|| {
+                let prev = outputs[k - 1].as_array().unwrap();
+                held.iter()
+                    .zip(prev)
+                    .take_while(|(a, b)| a == b)
+                    .map(|(m, _)| each(m))
+                    .sum::<u64>()
+            });
+            assert_eq!(d.cached_tokens, cached, "{k}");
         }
     }
 
@@ -402,7 +424,11 @@ mod tests {
         let d = t.next(r#"[{"a":1},{"b":2},{"c":3}]"#.into(), Some(1));
         assert_eq!((d.seq, d.keep), (3, 0));
         assert_eq!(d.append, r#"[{"a":1},{"b":2},{"c":3}]"#);
+        // What the model was sent still repeats output 2's start.
+        let both = message_tokens(r#"{"a":1}"#) + message_tokens(r#"{"b":2}"#);
+        assert_eq!(d.cached_tokens, Some(both));
         let d = t.next(r#"[{"a":1},{"b":2},{"c":3}]"#.into(), None);
         assert_eq!(d.keep, 0);
+        assert_eq!(d.cached_tokens, Some(d.tokens));
     }
 }

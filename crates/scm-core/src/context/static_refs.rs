@@ -51,6 +51,16 @@ pub struct ModelCallRecord {
     /// no rebuild. None in records written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// Messages the model was sent (the harness's system prompt counted),
+    /// and the estimated tokens of their leading part equal to the previous
+    /// call's — the rest of what listing calls shows, so it needs no
+    /// rebuild. None where the session did not see both calls' outputs (the
+    /// first call after a resume, a whole hand-over) or in records written
+    /// before they were kept: the tools rebuild those calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
 }
 
 /// A shown object with its exact version (the expanded form of a record).

@@ -52,11 +52,11 @@ impl Session {
         Ok(Some(self.hand_over(json, have)))
     }
 
-    /// The delta of `json` against the previous output; its token count goes
+    /// The delta of `json` against the previous output; its token counts go
     /// into the call's record.
     fn hand_over(&mut self, json: String, have: Option<u32>) -> OutputDelta {
         let d = self.handover.previous.next(json, have);
-        self.record_tokens(d.tokens);
+        self.record_output(d.tokens, Some(&d));
         d
     }
 }

@@ -250,9 +250,10 @@ impl Session {
             .map_err(|r| Error::UnknownObject(format!("{target}: {}", r.message)))
     }
 
-    /// Summaries of calls `from..to` (clamped to the recorded calls). Each
-    /// call is reconstructed from the store; call `from - 1` too, for the
-    /// cached estimate.
+    /// Summaries of calls `from..to` (clamped to the recorded calls). A call
+    /// whose record keeps its token figures is not rebuilt; any other is
+    /// reconstructed from the store, with the call before it for the cached
+    /// estimate.
     pub async fn call_summaries(&self, from: usize, to: usize) -> Result<Vec<CallSummary>> {
         self.call_summary_plan(from, to)?.run(&*self.store).await
     }
@@ -285,6 +286,10 @@ impl Session {
                 .map(|r| r.messages_consumed)
                 .collect(),
             transcript: self.transcript_prefix_tokens(),
+            recorded: self.records.model_calls[from..to]
+                .iter()
+                .map(|r| Some((r.messages?, r.tokens?, r.cached_tokens?)))
+                .collect(),
             context: false,
         })
     }
@@ -363,6 +368,9 @@ pub struct CallSummaryPlan {
     consumed: Vec<usize>,
     /// See `transcript_prefix_tokens`.
     transcript: Vec<u64>,
+    /// Per call: (messages, tokens, cached tokens) as its record keeps them,
+    /// when it keeps all three (such a call is not rebuilt).
+    recorded: Vec<Option<(usize, u64, u64)>>,
     /// Each summary carries the messages it was computed from.
     context: bool,
 }
@@ -381,18 +389,41 @@ impl CallSummaryPlan {
         };
         let mut out = Vec::with_capacity(self.to - self.from);
         let mut fetched = Fetched::default();
-        let mut previous: Option<Vec<Value>> = match self.from {
-            0 => None,
-            n => Some(base.for_call(n - 1).run_with(store, &mut fetched).await?),
-        };
+        // What the model was sent at the call before, when it was rebuilt.
+        let mut previous: Option<Vec<Value>> = None;
         for (k, call) in (self.from..self.to).enumerate() {
             let plan = base.for_call(call);
             let commit = plan.followed_commit(store).await?;
-            let messages = plan.run_with(store, &mut fetched).await?;
-            let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
-            let same = previous.as_ref().map_or(0, |p| {
-                p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
-            });
+            let recorded = self.recorded[k].filter(|_| !self.context);
+            let (messages, tokens, cached_tokens, context) = match recorded {
+                Some((messages, tokens, cached)) => {
+                    previous = None;
+                    (messages, tokens, cached, None)
+                }
+                // Rebuilt: the call, and the one before for the cached part.
+                None => {
+                    let messages = plan.run_with(store, &mut fetched).await?;
+                    let before = match (previous.take(), call) {
+                        (Some(p), _) => Some(p),
+                        (None, 0) => None,
+                        (None, n) => {
+                            Some(base.for_call(n - 1).run_with(store, &mut fetched).await?)
+                        }
+                    };
+                    let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
+                    let same = before.as_ref().map_or(0, |p| {
+                        p.iter().zip(&messages).take_while(|(a, b)| a == b).count()
+                    });
+                    let sums = (
+                        messages.len(),
+                        tokens.iter().sum(),
+                        tokens[..same].iter().sum(),
+                    );
+                    let context = self.context.then(|| messages.clone());
+                    previous = Some(messages);
+                    (sums.0, sums.1, sums.2, context)
+                }
+            };
             let at_call: Vec<usize> = self
                 .epoch_calls
                 .iter()
@@ -402,9 +433,9 @@ impl CallSummaryPlan {
                 .collect();
             out.push(CallSummary {
                 call,
-                messages: messages.len(),
-                tokens: tokens.iter().sum(),
-                cached_tokens: tokens[..same].iter().sum(),
+                messages,
+                tokens,
+                cached_tokens,
                 transcript_messages: self.consumed[k],
                 transcript_tokens: self.transcript
                     [self.consumed[k].min(self.transcript.len().saturating_sub(1))],
@@ -420,9 +451,8 @@ impl CallSummaryPlan {
                     .count(),
                 shown: self.shown[k].clone(),
                 commit,
-                context: self.context.then(|| messages.clone()),
+                context,
             });
-            previous = Some(messages);
         }
         Ok(out)
     }

@@ -66,6 +66,18 @@ pub(super) struct Records {
     /// Tokens of the system prompt as a `system` message, by the prompt's
     /// `object_hash` (the harness sends it when the engine does not emit it).
     pub(super) system_message_tokens: Option<(String, u64)>,
+    /// The output last handed over as a delta, for the next record's
+    /// cached estimate (None after a resume or a whole hand-over).
+    pub(super) last_output: Option<LastOutput>,
+}
+
+/// The call an output was for, and the content hash of the system prompt
+/// the harness sent ahead of it (None: the engine emits its own, or there
+/// is none).
+#[derive(Debug)]
+pub(super) struct LastOutput {
+    pub(super) call: usize,
+    pub(super) system: Option<String>,
 }
 
 /// What goes to the store, and what it holds.

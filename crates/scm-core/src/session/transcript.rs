@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::{discovery, Session};
 use crate::context::chat::{self, MessageEntry, ToolCallEntry, Turn, UserEntry};
 use crate::context::ingest::{classify, MessageKind, Selection};
+use crate::context::output::OutputDelta;
 use crate::context::static_refs::{ModelCallRecord, VersionRef};
 use crate::context::tool_args::{path_arg, read_of, ReadOf};
 use crate::context::words::one_line;
@@ -130,7 +131,7 @@ impl Session {
         // The delta against the previous output counts the tokens of what is
         // new (`record_tokens` then); a whole hand-over counts them all.
         if whole == Whole::Keep {
-            self.record_tokens(crate::context::output::context_tokens(&out));
+            self.record_output(crate::context::output::context_tokens(&out), None);
         }
         // What the model saw, for the next call's edit check: the previous
         // output holds it on the binding's path; a whole hand-over keeps a
@@ -745,28 +746,59 @@ impl Session {
         }
     }
 
-    /// The estimated tokens of the context the last record is for: the
-    /// assembled `tokens`, plus the system prompt when the harness sends it
-    /// (what the model received heads with it, as the rebuilt call does).
-    pub(super) fn record_tokens(&mut self, tokens: u64) {
+    /// What the last record keeps of the context it is for: its estimated
+    /// `tokens`, plus the system prompt when the harness sends it (what the
+    /// model received heads with it, as the rebuilt call does); with the
+    /// previous output's comparison (`delta`, the binding's hand-over) also
+    /// its message count and cached estimate.
+    pub(super) fn record_output(&mut self, tokens: u64, delta: Option<&OutputDelta>) {
         let system = match &self.system_prompt {
             Some(sp) if !self.options.render.emit_system_message => {
+                let content = sp.str("content").unwrap_or_default();
                 let hash = sp.object_hash();
-                match &self.records.system_message_tokens {
+                let n = match &self.records.system_message_tokens {
                     Some((h, n)) if h == hash => *n,
                     _ => {
-                        let content = sp.str("content").unwrap_or_default();
                         let message = serde_json::json!({"role": "system", "content": content});
                         let n = super::inspect::message_tokens(&message);
                         self.records.system_message_tokens = Some((hash.to_string(), n));
                         n
                     }
-                }
+                };
+                // Compared with the previous call's by content (its hash).
+                Some((sp.str("content_hash").unwrap_or(content), n))
             }
-            _ => 0,
+            _ => None,
         };
-        if let Some(r) = self.records.model_calls.last_mut() {
-            r.tokens = Some(tokens + system);
+        let Some(r) = self.records.model_calls.last_mut() else {
+            return;
+        };
+        r.tokens = Some(tokens + system.map_or(0, |(_, n)| n));
+        // The previous call's output is the one compared against only when
+        // this session handed over both (not after a resume or a whole
+        // hand-over); a system message heads both or neither, the same.
+        let previous = self.records.last_output.take();
+        let follows = previous
+            .as_ref()
+            .is_some_and(|p| p.call + 1 == r.call_index);
+        if let Some(d) = delta {
+            r.messages = Some(d.messages + usize::from(system.is_some()));
+            r.cached_tokens = match (r.call_index, d.cached_tokens) {
+                (0, _) => Some(0),
+                (_, Some(c)) if follows => {
+                    let before = previous.as_ref().and_then(|p| p.system.as_deref());
+                    match (system, before) {
+                        (None, None) => Some(c),
+                        (Some((now, n)), Some(then)) if now == then => Some(c + n),
+                        _ => Some(0),
+                    }
+                }
+                _ => None,
+            };
+            self.records.last_output = Some(super::parts::LastOutput {
+                call: r.call_index,
+                system: system.map(|(key, _)| key.to_string()),
+            });
         }
     }
 
@@ -815,6 +847,8 @@ impl Session {
             basis_tx: None,
             epochs: cache.then(|| self.cache_epochs()),
             tokens: None,
+            messages: None,
+            cached_tokens: None,
         });
         self.writes.pending.chat = true;
     }
