@@ -1,6 +1,8 @@
 // What the model sees must be right (issue 10), checked on random sessions rather than the two recorded ones:
 // seeded pi-shaped sessions (reads whole and ranged, edits, failed edits, writes, bash, activations, text-only
-// turns; with `shellReads`, half the reads made through bash) against a real workspace, driven the way the pi
+// turns; with `shellReads`, half the reads made through bash; with `compactions`, pi's compactions now and then; with
+// `branches`, a context commit at every turn's end and now and then `/tree` back to an earlier one, the files left
+// as they are) against a real workspace, driven the way the pi
 // package drives the engine (the tool ran, the file is on disk, cm.read / observeEdit / observeWrite /
 // observeBash, then transformContext), with small budgets so that
 // epochs, folds and working copies happen often. At every call:
@@ -9,7 +11,8 @@
 //   3. output that arrived since the last call is shown whole (its text is in the context);
 //   4. a working copy shown for the first time is the file as it is on disk now;
 //   5. between epochs (no epoch, fold or notice ran) the context is the last one plus the new messages, also
-//      across a restart (the manager closed and opened again on the same session, now and then);
+//      across a restart (the manager closed and opened again on the same session, now and then), and after
+//      `/tree` the branch's own last context plus the new messages;
 //   6. (odd seeds: the watcher on, files changed on disk now and then) where a changed file's old text is in view,
 //      so is its new text or a CHANGED message naming it;
 //  6b. …at every later call too, while the old text is in view (a fold must not keep it and drop the news);
@@ -65,10 +68,13 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 
 const fileCopyHead = /^FILE (f\d+) (\S+)(?: as of t\d+)? \(\d+ lines; later edits of it follow\):\n/;
 
+/** Whether a line of the messages `texts` is a change notice naming file `rel` ("CHANGED f3 src/a.ts …"). */
+const noticeNames = (texts, rel) => texts.some((t) => t.split('\n').some((l) => /^CHANGED f\d+ /.test(l) && l.split(' ')[2]?.replace(/:$/, '') === rel));
+
 /** Whether `hay` holds `text` as it is or JSON-escaped: a fold's PINNED block shows an edit as its arguments' JSON. */
 const holds = (hay, text) => hay.includes(text) || hay.includes(JSON.stringify(text).slice(1, -1));
 
-/** INV_DUMP=n: call n's context, one line a message, and the tool calls so far (a diagnostic). */
+/** INV_DUMP=n: call n's context, one line a message, and the tool calls so far (`messages`: compacted ones too; a diagnostic). */
 function dumpCall(n, out, stats, messages) {
   console.log(`[dump ${n}] ${JSON.stringify(stats)}`);
   out.forEach((m, i) => {
@@ -79,13 +85,20 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
   // numbered listing of the whole file, `nl -ba F`), decided by a second generator so that the session is otherwise
   // the one the seed makes.
   const shell = rng(seed ^ 0x5bd1e995);
+  // `compactions`: now and then, before a prompt, pi compacts (a summary, then the messages from one of the last
+  // three prompts on); decided by a third generator, for the same reason.
+  const compact = rng(seed ^ 0x27d4eb2f);
+  // `branches`: pi commits the context at every turn's end, and now and then the user goes back with `/tree` to the
+  // end of one of the last four turns (the files stay as they are on disk); a fourth generator.
+  const branch = rng(seed ^ 0x165667b1);
+  const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
   const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: external, cachePolicy, layout };
@@ -102,6 +115,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const disk = (rel) => (existsSync(path.join(ws, rel)) ? readFileSync(path.join(ws, rel), 'utf8') : null);
   const present = () => files.filter((rel) => disk(rel) !== null);
   const messages = [];
+  // What compactions took out of `messages` (the session's tool calls keep their aliases: t1 is the first ever).
+  const dropped = [];
+  // pi replaced the messages (a compaction, a branch): the context may change anywhere.
+  let replaced = false;
   const outputs = [];
   const prompts = [];
   // Pinned files, and per file the whole text its newest showing call (whole read, write, activation) shows:
@@ -151,7 +168,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     const out = await cm.transformContext(messages);
     const stats = cacheLayout ? cm.cacheStats() : {};
     outputs.push(out);
-    if (process.env.INV_DUMP === String(n)) dumpCall(n, out, stats, messages);
+    if (process.env.INV_DUMP === String(n)) dumpCall(n, out, stats, [...dropped, ...messages]);
     // 1. Pairing.
     const called = new Set();
     const answered = new Set();
@@ -236,8 +253,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // above") is in view above it, as the tool returned it.
     if (cacheLayout) {
       // The layout names calls by alias (t1 = the session's first tool call), also as their ids.
-      const results = new Map(messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, textOf(m)]));
-      const calls = messages.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
+      const ever = [...dropped, ...messages];
+      const results = new Map(ever.filter((m) => m.role === 'toolResult').map((m) => [m.toolCallId, textOf(m)]));
+      const calls = ever.filter((m) => m.role === 'assistant').flatMap((m) => m.content.filter((b) => b.type === 'toolCall'));
       const original = new Map(calls.map((b, k) => [`t${k + 1}`, results.get(b.id)]));
       const seen = [];
       // (A pointer may name an edit a fold's PINNED block shows as JSON.)
@@ -246,7 +264,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         const t = texts[i];
         if (m.role === 'toolResult' && /^\[t\d+: identical to (t\d+|FILE f\d+) above\]$/.test(t)) {
           const text = original.get(t.slice(1, t.indexOf(':')));
-          if (!above(text) && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+          if (!above(text) && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
           expect(above(text), `${where(n)}: ${t} points at nothing that shows its text (message ${i})`).toBe(true);
         }
         // …and an activation's "[f3 is shown above]": the file as it was activated, while it has not changed since.
@@ -274,8 +292,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         for (const v of inView.slice(-1)) {
           // (A fold's PINNED block shows an edit as its arguments' JSON.)
           const bodyInView = (b) => holds(all, b.text);
-          const told = all.includes(now) || v.since.every(bodyInView) || v.since.some((b) => b.hidden && !bodyInView(b)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
-          if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+          // (A notice may be inside a fold's PINNED block: the edits were made on a branch left since, `branches`.)
+          const told = all.includes(now) || v.since.every(bodyInView) || v.since.some((b) => b.hidden && !bodyInView(b)) || noticeNames(texts, rel);
+          if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
           // INV_STALE=log: one line per case instead of failing (counts the cases across seeds).
           if (!told && process.env.INV_STALE === 'log') {
             const h = texts.find((t) => t.includes(v.text));
@@ -306,7 +325,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       for (const { old, after } of list) {
         if (!all.includes(old)) continue;
         const told = (now !== null && all.includes(now)) || all.includes(after) || texts.some((t) => t.includes('CHANGED') && t.includes(rel));
-        if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+        if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
         const holder = () => texts.map((t, i) => (t.includes(old) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean).join(', ') || 'tool-call arguments';
         expect(told, `${where(n)}: ${rel} changed on disk, its old text is in view (${told ? '' : holder()}) and the news is not`).toBe(true);
       }
@@ -316,7 +335,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     for (const [rel, old] of gone) {
       if (disk(rel) !== null || !all.includes(old)) continue;
       const told = texts.some((t) => t.includes(rel) && /deleted|no longer/.test(t));
-      if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, messages);
+      if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
       expect(told, `${where(n)}: ${rel} was deleted, its old text is in view and nothing says it is gone`).toBe(true);
     }
     // …and a file list made since (a fold's) does not give it a size.
@@ -358,7 +377,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     }
     // 5. Between epochs, the last context plus the new messages.
     // (A change notice is appended after the newest message: it keeps the prefix.)
-    const moved = !before || stats.epochs !== before.epochs || stats.folds !== before.folds;
+    // (So is a compaction or a branch: pi replaced the messages.)
+    const moved = !before || stats.epochs !== before.epochs || stats.folds !== before.folds || replaced;
+    replaced = false;
     if (cacheLayout && !moved && prevOut) expect(out.slice(0, prevOut.length), `${where(n)}: prefix broken without an epoch`).toEqual(prevOut);
     before = stats;
     prevOut = out;
@@ -536,6 +557,36 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // What else pi puts in a session between turns: a user's `!cmd`, an extension's message.
     if (r.next() < 0.1) messages.push({ role: 'bashExecution', command: `ls ${r.pick(files)}`, output: r.pick(files), exitCode: 0, cancelled: false, truncated: false, timestamp: Date.now() });
     if (r.next() < 0.05) messages.push({ role: 'custom', customType: 'note', content: `custom ${r.int(0, 1e9)}`, display: true, timestamp: Date.now() });
+    if (compactions && compact.next() < 0.1) {
+      const starts = messages.flatMap((m, i) => (m.role === 'user' ? [i] : []));
+      const from = starts[Math.max(0, starts.length - compact.int(1, 3))];
+      if (from > 0) {
+        dropped.push(...messages.slice(0, from).filter((m) => m.role !== 'compactionSummary'));
+        const kept = messages.slice(from);
+        messages.length = 0;
+        messages.push({ role: 'compactionSummary', summary: `summary ${compact.int(0, 1e9)}: the work so far`, tokensBefore: 50_000, timestamp: Date.now() }, ...kept);
+        replaced = true;
+        if (process.env.INV_DEBUG) console.log(`[compaction] before call ${outputs.length}: kept ${kept.length} messages`);
+      }
+    }
+    if (branches && turnEnds.length > 1 && branch.next() < 0.1) {
+      // Back to an earlier turn's end: what the test knows of pins and showings goes back with it.
+      const end = turnEnds[Math.max(0, turnEnds.length - branch.int(2, 4))];
+      turnEnds.length = turnEnds.indexOf(end) + 1;
+      messages.length = end.at;
+      pinned.clear();
+      for (const f of end.pinned) pinned.add(f);
+      shown.clear();
+      for (const [f, t] of end.shown) shown.set(f, t);
+      if (branch.next() < 0.5) messages.push({ role: 'branchSummary', summary: `branch summary ${branch.int(0, 1e9)}`, fromId: 'x', timestamp: Date.now() });
+      const { moved } = await cm.rewind(messages);
+      expect(moved, `seed ${seed}: /tree before call ${outputs.length} did not move`).toBe(true);
+      // The branch's own context comes back: the next call continues it (checks 4 and 5 against it).
+      prevOut = end.out;
+      before = end.stats;
+      fresh = [];
+      if (process.env.INV_DEBUG) console.log(`[branch] before call ${outputs.length}: back to ${end.at} messages`);
+    }
     const p = `prompt ${prompts.length}: ${r.pick(WORDS)} ${r.pick(WORDS)} ${r.int(0, 1e9)}`;
     prompts.push(p);
     // Sometimes with a screenshot.
@@ -552,6 +603,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       aborted.stopReason = 'aborted';
       messages.push(aborted);
     } else messages.push(msg.assistant([], `answer ${prompts.length - 1}: ${r.pick(WORDS)}`));
+    if (branches) {
+      await cm.checkpoint({ trigger: 'turn_boundary' });
+      turnEnds.push({ at: messages.length, pinned: new Set(pinned), shown: new Map(shown), out: prevOut, stats: before });
+    }
   }
   const stats = cacheLayout ? cm.cacheStats() : {};
   // Static references: every 7th call rebuilt as it was sent.
@@ -613,6 +668,18 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_SHELL ? seeds : [1, 2, 3, 4, 27, 37]) {
     test(`seed ${seed}, shell reads`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, shellReads: true });
+    }, 60_000);
+  }
+  // pi compacts now and then (session 42). INV_COMPACT=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_COMPACT ? seeds : [1, 2, 3, 4]) {
+    test(`seed ${seed}, compactions`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, compactions: true });
+    }, 60_000);
+  }
+  // …and the user goes back with `/tree` (session 42). INV_BRANCH=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_BRANCH ? seeds : [1, 2, 3, 4]) {
+    test(`seed ${seed}, branches`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, branches: true });
     }, 60_000);
   }
   for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {
