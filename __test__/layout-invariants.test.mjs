@@ -93,7 +93,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // the one the seed makes.
   const shell = rng(seed ^ 0x5bd1e995);
   // `compactions`: now and then, before a prompt, pi compacts (a summary, then the messages from one of the last
-  // three prompts on); decided by a third generator, for the same reason.
+  // three prompts on), or in the middle of a turn (from one of its assistant messages on); decided by a third
+  // generator, for the same reason.
   const compact = rng(seed ^ 0x27d4eb2f);
   // `branches`: pi commits the context at every turn's end, and now and then the user goes back with `/tree` to the
   // end of one of the last four turns (the files stay as they are on disk); a fourth generator.
@@ -593,6 +594,20 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     messages.push(r.next() < 0.05 ? msg.user([{ type: 'text', text: p }, { type: 'image', data: PNG, mimeType: 'image/png' }]) : msg.user(p));
     const steps = r.next() < 0.2 ? 0 : r.int(1, 10);
     for (let s = 0; s < steps && outputs.length < calls; s++) {
+      // pi compacts in the middle of a turn too (the context overflowed): it keeps the turn from one of its
+      // assistant messages on, the prompt only in its summary's words. (The engine keeps the prompt it was sent:
+      // the current one is still there, check 2.)
+      if (compactions && s > 1 && compact.next() < 0.05) {
+        const turn = messages.findLastIndex((m) => m.role === 'user');
+        const cuts = messages.flatMap((m, i) => (i > turn && m.role === 'assistant' ? [i] : []));
+        const from = cuts[compact.int(0, cuts.length - 1)];
+        dropped.push(...messages.slice(0, from).filter((m) => m.role !== 'compactionSummary'));
+        const kept = messages.slice(from);
+        messages.length = 0;
+        messages.push({ role: 'compactionSummary', summary: `summary ${compact.int(0, 1e9)}: what the user asked, the work so far`, tokensBefore: 50_000, timestamp: Date.now() }, ...kept);
+        replaced = true;
+        if (process.env.INV_DEBUG) console.log(`[compaction] before call ${outputs.length}, mid-turn: kept ${kept.length} messages`);
+      }
       await modelCall();
       await toolStep();
     }

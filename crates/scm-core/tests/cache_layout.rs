@@ -2106,6 +2106,45 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
     }
 }
 
+/// A change on disk that arrives with a pi compaction is told at that call
+/// too: the fold keeps pi's tail, which shows the file's old text (random
+/// sessions with compactions, seed 3: the host fold skipped the notices).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_on_disk_arriving_with_a_pi_compaction_is_noticed() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-compaction", roomy());
+        o.watch = true;
+        let mut s = ws.open(o).await;
+        let v1 = body("SAME", 12);
+        let v2 = v1.replace("SAME line 005", "EDITED line 005");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        t.user("first")
+            .call("x", "bash", json!({"command": "x"}), &body("EARLYOUT", 20));
+        t.user("second");
+        let keep = t.messages.len();
+        s.read("a.ts").await.unwrap();
+        t.call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        let msgs = compacted(&t, keep, "PI-SUMMARY", "third");
+        let out = s.transform_context(&msgs).await.unwrap();
+        assert_eq!(s.cache_stats().host_folds, 1);
+        assert!(
+            occurrences(&out, "SAME line 005") > 0,
+            "pi's tail shows the read"
+        );
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{out:#?}");
+        assert!(notices[0].contains("+EDITED line 005"), "{}", notices[0]);
+        let k = s.model_call_count();
+        assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
+        s.close().await.unwrap();
+    }
+}
+
 /// The file changes on disk, then the model edits another part of it before
 /// its next call: its own edit does not explain the file, so the call tells
 /// the rest (found by the random sessions: the edit used to count as having

@@ -924,6 +924,9 @@ impl Session {
         let p = self.cache_policy();
         let pinned = self.pinned_calls();
         if let Some(h) = self.cache.host_fold.take() {
+            // Changes due are told here too, as before an engine fold: pi's
+            // kept tail may show a file's old text.
+            self.notify_changes();
             let cut = self.host_cut(&h).max(self.cache.fold_cut());
             self.run_epoch(&pinned, true);
             let user = self
