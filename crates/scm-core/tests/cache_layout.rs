@@ -1433,6 +1433,13 @@ async fn deleted_in_pool(s: &mut Session, id: &str) {
     .await;
 }
 
+/// A session with roomy budgets and the watcher on (changes on disk).
+async fn open_watched(ws: &Workspace, id: &str) -> Session {
+    let mut o = opts(id, roomy());
+    o.watch = true;
+    ws.open(o).await
+}
+
 /// The `CHANGED` notices about `head` (`f1 a.ts`) in a context.
 fn notices_about(out: &[Value], head: &str) -> Vec<String> {
     let prefix = format!("CHANGED {head}");
@@ -2069,9 +2076,7 @@ async fn activate_after_an_unreported_change_on_disk_shows_the_new_text() {
 async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts("notice", roomy());
-        o.watch = true;
-        let mut s = ws.open(o).await;
+        let mut s = open_watched(&ws, "notice").await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "EDITED line 005");
         let mut t = Transcript::default();
@@ -2113,9 +2118,7 @@ async fn a_change_on_disk_to_a_file_in_view_is_noticed_at_the_next_call() {
 async fn a_change_on_disk_arriving_with_a_pi_compaction_is_noticed() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts("notice-compaction", roomy());
-        o.watch = true;
-        let mut s = ws.open(o).await;
+        let mut s = open_watched(&ws, "notice-compaction").await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "EDITED line 005");
         let mut t = Transcript::default();
@@ -2153,9 +2156,7 @@ async fn a_change_on_disk_arriving_with_a_pi_compaction_is_noticed() {
 async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts("notice-edit", roomy());
-        o.watch = true;
-        let mut s = ws.open(o).await;
+        let mut s = open_watched(&ws, "notice-edit").await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
         let v3 = v2.replace("SAME line 010", "MINE line 010");
@@ -2205,9 +2206,7 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
 async fn an_outside_change_is_told_even_when_the_model_reads_a_slice_first() {
     for store in stores() {
         let ws = Workspace::new(store);
-        let mut o = opts("notice-slice", roomy());
-        o.watch = true;
-        let mut s = ws.open(o).await;
+        let mut s = open_watched(&ws, "notice-slice").await;
         let v1 = body("SAME", 12);
         let v2 = v1.replace("SAME line 005", "OUTSIDE line 005");
         let mut t = Transcript::default();
