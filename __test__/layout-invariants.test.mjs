@@ -574,7 +574,11 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       // Back to an earlier turn's end: what the test knows of pins and showings goes back with it.
       const end = turnEnds[Math.max(0, turnEnds.length - branch.int(2, 4))];
       turnEnds.length = turnEnds.indexOf(end) + 1;
-      messages.length = end.at;
+      // (The branch as it was then: before a compaction made since, too.)
+      messages.length = 0;
+      messages.push(...end.messages);
+      dropped.length = 0;
+      dropped.push(...end.dropped);
       pinned.clear();
       for (const f of end.pinned) pinned.add(f);
       shown.clear();
@@ -586,7 +590,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       prevOut = end.out;
       before = end.stats;
       fresh = [];
-      if (process.env.INV_DEBUG) console.log(`[branch] before call ${outputs.length}: back to ${end.at} messages`);
+      if (process.env.INV_DEBUG) console.log(`[branch] before call ${outputs.length}: back to ${end.messages.length} messages`);
     }
     const p = `prompt ${prompts.length}: ${r.pick(WORDS)} ${r.pick(WORDS)} ${r.int(0, 1e9)}`;
     prompts.push(p);
@@ -620,7 +624,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     } else messages.push(msg.assistant([], `answer ${prompts.length - 1}: ${r.pick(WORDS)}`));
     if (branches) {
       await cm.checkpoint({ trigger: 'turn_boundary' });
-      turnEnds.push({ at: messages.length, pinned: new Set(pinned), shown: new Map(shown), out: prevOut, stats: before });
+      turnEnds.push({ messages: [...messages], dropped: [...dropped], pinned: new Set(pinned), shown: new Map(shown), out: prevOut, stats: before });
     }
   }
   const stats = cacheLayout ? cm.cacheStats() : {};
@@ -695,6 +699,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_BRANCH ? seeds : [1, 2, 3, 4]) {
     test(`seed ${seed}, branches`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, branches: true });
+    }, 60_000);
+  }
+  // Both: `/tree` back across a compaction, to the branch as it was before it.
+  for (const seed of process.env.INV_COMPACT_BRANCH ? seeds : [1, 2]) {
+    test(`seed ${seed}, compactions and branches`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, compactions: true, branches: true });
     }, 60_000);
   }
   for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {
