@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -99,6 +99,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // `branches`: pi commits the context at every turn's end, and now and then the user goes back with `/tree` to the
   // end of one of the last four turns (the files stay as they are on disk); a fourth generator.
   const branch = rng(seed ^ 0x165667b1);
+  // `parallel`: a fifth.
+  const par = rng(seed ^ 0x7feb352d);
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
@@ -294,7 +296,15 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
           // (A fold's PINNED block shows an edit as its arguments' JSON.)
           const bodyInView = (b) => holds(all, b.text);
           // (A notice may be inside a fold's PINNED block: the edits were made on a branch left since, `branches`.)
-          const told = all.includes(now) || v.since.every(bodyInView) || v.since.some((b) => b.hidden && !bodyInView(b)) || noticeNames(texts, rel);
+          // (Or a later version in view, a short one too, with every edit since it: a working copy newer than
+          // an activation the fold's block shows, parallel seed 64.)
+          const later = vs.slice(vs.indexOf(v) + 1).filter((u) => u.text !== now && u.text.length > 0 && all.includes(u.text));
+          const told =
+            all.includes(now) ||
+            v.since.every(bodyInView) ||
+            later.some((u) => u.since.every(bodyInView)) ||
+            v.since.some((b) => b.hidden && !bodyInView(b)) ||
+            noticeNames(texts, rel);
           if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
           // INV_STALE=log: one line per case instead of failing (counts the cases across seeds).
           if (!told && process.env.INV_STALE === 'log') {
@@ -446,6 +456,23 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
 
   const toolStep = async () => {
     if (external && r.next() < (deletions ? 0.15 : 0.08)) await externalChange();
+    // `parallel`: now and then two or three tool calls in one assistant message, their results in order.
+    const n = parallel && par.next() < 0.3 ? par.int(2, 3) : 1;
+    const calls = [];
+    const results = [];
+    for (let k = 0; k < n; k++) {
+      const { call, result } = await oneTool();
+      calls.push(call);
+      results.push(result);
+    }
+    const a = msg.assistant(calls);
+    // Thinking before the calls, as Anthropic models with thinking on send it.
+    if (r.next() < 0.3) a.content.unshift({ type: 'thinking', thinking: `thinking ${r.int(0, 1e9)}: ${r.pick(WORDS)}`, thinkingSignature: `sig${r.int(0, 1e9)}` });
+    messages.push(a, ...results);
+  };
+
+  /** One tool the agent calls: it runs (the file on disk, the manager told); its call and result. */
+  const oneTool = async () => {
     const kind = r.pick(['read', 'read', 'ranged', 'edit', 'edit', 'edit', 'bash', 'write', 'badEdit', 'activate', 'pin', 'unpin', 'deactivate']);
     // (The agent works on files that exist; a write may bring a deleted one back.)
     const rel = r.pick(deletions && kind !== 'write' ? present() : files);
@@ -543,15 +570,11 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       if (op.ok && (kind === 'unpin' || kind === 'deactivate')) pinned.delete(rel);
       if (op.ok && kind === 'deactivate') deactivatedFile(rel);
     }
-    const a = msg.assistant([call]);
-    // Thinking before the call, as Anthropic models with thinking on send it.
-    if (r.next() < 0.3) a.content.unshift({ type: 'thinking', thinking: `thinking ${r.int(0, 1e9)}: ${r.pick(WORDS)}`, thinkingSignature: `sig${r.int(0, 1e9)}` });
-    messages.push(a);
-    messages.push(result);
     if (process.env.INV_DEBUG) console.log(`[step] before call ${outputs.length}: ${kind} ${rel} -> ${textOf(result).slice(0, 60).replace(/\n/g, ' ')}`);
     // The spec layout shows a file tool's file rather than its message ("Successfully replaced …"), and a set
     // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
     if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
+    return { call, result };
   };
 
   while (outputs.length < calls) {
@@ -699,6 +722,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_BRANCH ? seeds : [1, 2, 3, 4]) {
     test(`seed ${seed}, branches`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, branches: true });
+    }, 60_000);
+  }
+  // Parallel tool calls (session 42). INV_PARALLEL=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_PARALLEL ? seeds : [1, 2, 3, 4]) {
+    test(`seed ${seed}, parallel calls`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, parallel: true });
     }, 60_000);
   }
   // Both: `/tree` back across a compaction, to the branch as it was before it.

@@ -236,6 +236,13 @@ impl Session {
             // Recorded with the call, so reconstruction finds the version.
             self.records.dirty_versions.insert(s.id.clone());
         }
+        // Each object shown, with the version shown (an activation's frozen
+        // one may be older than the object's current version).
+        let shown_versions: HashMap<String, String> = shows
+            .iter()
+            .filter(|s| !s.note)
+            .map(|s| (s.id.clone(), s.object_hash.clone()))
+            .collect();
         let shown: Vec<String> = shows
             .iter()
             .filter(|s| !s.note)
@@ -282,6 +289,28 @@ impl Session {
                 // A slice shows part of the file: it does not make a newer
                 // version seen (only a first sight of the file).
                 if ranged && self.cache.seen.get(&id).is_some() {
+                    continue;
+                }
+                // An activation that showed an older version than the
+                // current one (a later tool of its message changed the file):
+                // the model saw that one.
+                let frozen = shown_versions
+                    .get(&id)
+                    .filter(|h| self.objects.get(&id).is_some_and(|c| c.object_hash() != *h))
+                    .and_then(|h| self.cache.frozen.get(&(id.clone(), h.clone())));
+                if let Some(doc) = frozen {
+                    let seen = Seen {
+                        object_hash: doc
+                            .get("object_hash")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        content: doc
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                    };
+                    self.set_seen(&id, seen);
                     continue;
                 }
                 // A read or an activation (an edit's result or a write says
@@ -500,17 +529,33 @@ impl Session {
             let Ok(id) = self.resolve_target(&target) else {
                 continue;
             };
-            let Some(doc) = self.objects.get(&id).map(|c| c.doc.clone()) else {
+            let Some(current) = self.objects.get(&id).map(|c| c.doc.clone()) else {
                 continue;
             };
+            // The version the operation ran on, when a later tool of the
+            // same message changed the object since (parallel calls): the
+            // result shows that one, and no pointer stands in for it.
+            let at_op = self
+                .cache
+                .state
+                .op_shows
+                .get_mut(&id)
+                .filter(|q| !q.is_empty())
+                .map(|q| q.remove(0))
+                .filter(|h| current.get("object_hash").and_then(Value::as_str) != Some(h))
+                .and_then(|h| self.cache.frozen.get(&(id.clone(), h)).cloned());
+            let moved = at_op.is_some();
+            let doc = at_op.unwrap_or(current);
             let alias = self
                 .cache
                 .aliases
                 .of_object(&id)
                 .map(Alias::text)
                 .unwrap_or_else(|| id.clone());
-            let in_view = self.live_in_view(&id).or_else(|| self.edit_in_view(&id));
-            let to_copy = to_copy && in_view.is_none();
+            let in_view = (!moved)
+                .then(|| self.live_in_view(&id).or_else(|| self.edit_in_view(&id)))
+                .flatten();
+            let to_copy = to_copy && in_view.is_none() && !moved;
             // Nor may anything but such an activation or pin point at a
             // slice that covers the whole file (random seed 13 showed the
             // text twice); the slice is then the file's newest showing, which

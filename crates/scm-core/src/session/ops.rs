@@ -315,6 +315,17 @@ impl Session {
             Ok(o) => o,
             Err(e) => return OpResult::failure(&e, Some(id)),
         };
+        // What the result will show (cache layout): the object as it is now.
+        if matches!(op, SetOp::Activate | SetOp::Pin) && self.options.layout == Layout::Cache {
+            if let Some(c) = self.objects.get(&id) {
+                let hash = c.object_hash().to_string();
+                let doc = c.doc.clone();
+                self.cache.frozen.insert((id.clone(), hash.clone()), doc);
+                let shows = self.cache.state.op_shows.entry(id.clone()).or_default();
+                shows.push(hash);
+                self.writes.pending.chat = true;
+            }
+        }
         let layout = self.options.layout;
         // Only an activation speaks of a deleted file.
         let deleted = op == SetOp::Activate && self.is_deleted(&id);

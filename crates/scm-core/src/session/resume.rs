@@ -499,16 +499,22 @@ impl Session {
         self.cache.changed.all = true;
     }
 
-    /// Fetches the versions activations showed (resume; not the fast path).
+    /// Fetches the versions activations showed, and those the operations
+    /// since the last call ran on (resume; not the fast path).
     pub(super) async fn cache_restore_frozen(&mut self) -> Result<()> {
-        let wanted: Vec<(String, String)> = self
-            .cache
-            .state
+        let state = &self.cache.state;
+        let shown = state
             .calls
             .iter()
             .flat_map(|c| &c.shows)
-            .filter(|s| !s.note)
+            .filter(|s| !s.note);
+        let ran_on = state
+            .op_shows
+            .iter()
+            .flat_map(|(id, hs)| hs.iter().map(move |h| (id, h)));
+        let wanted: Vec<(String, String)> = shown
             .map(|s| (s.id.clone(), s.object_hash.clone()))
+            .chain(ran_on.map(|(id, h)| (id.clone(), h.clone())))
             .collect();
         for key in wanted {
             if self.cache.frozen.contains_key(&key) {

@@ -126,6 +126,12 @@ impl Session {
     ) -> Result<String> {
         self.drain_watch();
         self.ingest_selection(sel, window, offset)?;
+        // Every operation's result has arrived (one without, aborted, shows
+        // nothing later).
+        if !self.cache.state.op_shows.is_empty() {
+            self.cache.state.op_shows.clear();
+            self.writes.pending.chat = true;
+        }
         let out = self.assemble_now();
         self.record_call();
         // The delta against the previous output counts the tokens of what is

@@ -169,6 +169,13 @@ pub struct CacheState {
     /// memory.
     #[serde(rename = "recall", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub recall: BTreeMap<u32, u32>,
+    /// Per object id, the `object_hash` of the version each `activate`/`pin`
+    /// since the last call ran on, in order: its result shows that version,
+    /// though a later tool of the same assistant message (parallel calls)
+    /// changed the object since. Persisted: a restart may fall between the
+    /// tools and the next call.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub op_shows: BTreeMap<String, Vec<String>>,
 }
 
 #[cfg(test)]

@@ -114,7 +114,8 @@ pub struct CacheLayout {
     pub(super) looked: usize,
     /// Size of the last rendered context as the fold trigger counts it.
     pub rendered_chars: u64,
-    /// Exact versions shown by activations.
+    /// Exact versions shown by activations (and to be shown: those of
+    /// `CacheState::op_shows`).
     pub frozen: Frozen,
     /// Object id → the newest call that shows its content (read, write,
     /// activation), for pins and deactivation.
