@@ -2125,8 +2125,6 @@ async fn an_activation_between_two_edits_shows_the_file_as_it_ran() {
         o.watch = true;
         let mut s = ws.open(o.clone()).await;
         let v1 = body("VONE", 10);
-        let v2 = v1.replace("VONE line 003", "VTWO line 003");
-        let v3 = v2.replace("VONE line 007", "VTHREE line 007");
         let mut t = Transcript::default();
         ws.write("a.ts", &v1);
         s.read("a.ts").await.unwrap();
@@ -2134,60 +2132,38 @@ async fn an_activation_between_two_edits_shows_the_file_as_it_ran() {
             .call("r1", "read", json!({"path": "a.ts"}), &v1);
         s.transform_context(&t.messages).await.unwrap();
 
-        ws.write("a.ts", &v2);
-        assert!(s.observe_edit("a.ts").await.unwrap().ok);
-        let op = s.activate("f1");
-        assert!(op.ok, "{op:?}");
-        ws.write("a.ts", &v3);
-        assert!(s.observe_edit("a.ts").await.unwrap().ok);
-        let e1 = json!({"path": "a.ts", "oldText": "VONE line 003", "newText": "VTWO line 003"});
-        let e2 = json!({"path": "a.ts", "oldText": "VONE line 007", "newText": "VTHREE line 007"});
-        t.assistant(
-            "",
-            &[
-                ("e1", "edit", e1),
-                ("a1", "activate", json!({"id": "f1"})),
-                ("e2", "edit", e2),
-            ],
+        let (e1, v2) = line_edit(&v1, "VONE line 003", "VTWO line 003");
+        let (e2, v3) = line_edit(&v2, "VONE line 007", "VTHREE line 007");
+        let out = edit_activate_edit(
+            &ws,
+            &mut s,
+            None,
+            &mut t,
+            ["e1", "a1", "e2"],
+            [(e1, &v2), (e2, &v3)],
         )
-        .result("e1", "edit", "Successfully replaced text in a.ts.", false)
-        .result("a1", "activate", &op.message, false)
-        .result("e2", "edit", "Successfully replaced text in a.ts.", false);
-        let out = s.transform_context(&t.messages).await.unwrap();
+        .await;
         assert_eq!(result_of(&out, "t3"), format!("f1 a.ts\n{v2}"));
         assert!(notices_about(&out, "f1 a.ts").is_empty(), "{out:#?}");
         let k = s.model_call_count();
         assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
 
         // Again, with a restart between the tools and the next call.
-        let v4 = v3.replace("VONE line 001", "VFOUR line 001");
-        let v5 = v4.replace("VONE line 009", "VFIVE line 009");
-        ws.write("a.ts", &v4);
-        assert!(s.observe_edit("a.ts").await.unwrap().ok);
-        let op = s.activate("f1");
-        assert!(op.ok, "{op:?}");
-        ws.write("a.ts", &v5);
-        assert!(s.observe_edit("a.ts").await.unwrap().ok);
-        s.close().await.unwrap();
-        let mut s = ws.open(o.clone()).await;
-        let e3 = json!({"path": "a.ts", "oldText": "VONE line 001", "newText": "VFOUR line 001"});
-        let e4 = json!({"path": "a.ts", "oldText": "VONE line 009", "newText": "VFIVE line 009"});
-        t.assistant(
-            "",
-            &[
-                ("e3", "edit", e3),
-                ("a2", "activate", json!({"id": "f1"})),
-                ("e4", "edit", e4),
-            ],
+        let (e3, v4) = line_edit(&v3, "VONE line 001", "VFOUR line 001");
+        let (e4, v5) = line_edit(&v4, "VONE line 009", "VFIVE line 009");
+        let again = edit_activate_edit(
+            &ws,
+            &mut s,
+            Some(&o),
+            &mut t,
+            ["e3", "a2", "e4"],
+            [(e3, &v4), (e4, &v5)],
         )
-        .result("e3", "edit", "Successfully replaced text in a.ts.", false)
-        .result("a2", "activate", &op.message, false)
-        .result("e4", "edit", "Successfully replaced text in a.ts.", false);
-        let again = s.transform_context(&t.messages).await.unwrap();
+        .await;
         assert_eq!(result_of(&again, "t6"), format!("f1 a.ts\n{v4}"));
         // (Not checked here: the edits' queue is not persisted, so the first
         // edit's result, taken against the file after both, is told as a
-        // change; design §5, "Parallel tool calls".)
+        // change; design §5, "Activation is inline".)
         assert_eq!(s.reconstruct_call(k).await.unwrap(), again);
         // Resumed, both calls are rebuilt the same.
         s.close().await.unwrap();
@@ -2195,6 +2171,51 @@ async fn an_activation_between_two_edits_shows_the_file_as_it_ran() {
         assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
         assert_eq!(s.reconstruct_call(k).await.unwrap(), again);
     }
+}
+
+/// An edit of a.ts replacing `old` by `new` in `text`: its arguments, and the
+/// file after it.
+fn line_edit(text: &str, old: &str, new: &str) -> (Value, String) {
+    let args = json!({"path": "a.ts", "oldText": old, "newText": new});
+    (args, text.replace(old, new))
+}
+
+/// One assistant message with an edit of a.ts, an activation of it (`f1`)
+/// and another edit, each run as pi runs them (the file on disk after each
+/// edit, `edits[k].1`); with `reopen`, the session is closed and opened again
+/// before the call. Returns the call's context.
+async fn edit_activate_edit(
+    ws: &Workspace,
+    s: &mut Session,
+    reopen: Option<&SessionOptions>,
+    t: &mut Transcript,
+    ids: [&str; 3],
+    edits: [(Value, &str); 2],
+) -> Vec<Value> {
+    let [(first, after_first), (second, after_second)] = edits;
+    ws.write("a.ts", after_first);
+    assert!(s.observe_edit("a.ts").await.unwrap().ok);
+    let op = s.activate("f1");
+    assert!(op.ok, "{op:?}");
+    ws.write("a.ts", after_second);
+    assert!(s.observe_edit("a.ts").await.unwrap().ok);
+    if let Some(o) = reopen {
+        s.close().await.unwrap();
+        *s = ws.open(o.clone()).await;
+    }
+    let done = "Successfully replaced text in a.ts.";
+    t.assistant(
+        "",
+        &[
+            (ids[0], "edit", first),
+            (ids[1], "activate", json!({"id": "f1"})),
+            (ids[2], "edit", second),
+        ],
+    )
+    .result(ids[0], "edit", done, false)
+    .result(ids[1], "activate", &op.message, false)
+    .result(ids[2], "edit", done, false);
+    s.transform_context(&t.messages).await.unwrap()
 }
 
 /// A change on disk that arrives with a pi compaction is told at that call
