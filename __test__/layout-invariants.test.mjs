@@ -454,10 +454,13 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (process.env.INV_DEBUG) console.log(`[external] before call ${outputs.length}: re-created ${rel}`);
   };
 
+  // What the activations and pins of the current assistant message showed, per file.
+  let batch = new Map();
   const toolStep = async () => {
     if (external && r.next() < (deletions ? 0.15 : 0.08)) await externalChange();
     // `parallel`: now and then two or three tool calls in one assistant message, their results in order.
     const n = parallel && par.next() < 0.3 ? par.int(2, 3) : 1;
+    batch = new Map();
     const calls = [];
     const results = [];
     for (let k = 0; k < n; k++) {
@@ -569,11 +572,15 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       if (op.ok && kind === 'pin') pinned.add(rel);
       if (op.ok && (kind === 'unpin' || kind === 'deactivate')) pinned.delete(rel);
       if (op.ok && kind === 'deactivate') deactivatedFile(rel);
+      // An activation or pin of the file earlier in the same message is hidden as the model asked (parallel seed
+      // 96: its note pointing at the pinned showing collapses with it).
+      if (op.ok && kind === 'deactivate' && batch.has(rel)) fresh = fresh.filter((t) => t !== batch.get(rel));
     }
     if (process.env.INV_DEBUG) console.log(`[step] before call ${outputs.length}: ${kind} ${rel} -> ${textOf(result).slice(0, 60).replace(/\n/g, ' ')}`);
     // The spec layout shows a file tool's file rather than its message ("Successfully replaced …"), and a set
     // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
     if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
+    if (kind === 'activate' || kind === 'pin') batch.set(rel, expected);
     return { call, result };
   };
 
