@@ -743,6 +743,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, compactions: true, branches: true });
     }, 60_000);
   }
+  // Everything at once: compactions, branches and parallel calls (INV_ALL=1 for the INV_SEEDS).
+  for (const seed of process.env.INV_ALL ? seeds : [5, 6]) {
+    test(`seed ${seed}, compactions, branches and parallel calls`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, compactions: true, branches: true, parallel: true });
+    }, 60_000);
+  }
   for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {
     test(`seed ${seed}, spec layout`, async () => {
       await runSession(seed, { layout: 'spec', cachePolicy: {} });

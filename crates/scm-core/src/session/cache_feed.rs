@@ -215,7 +215,8 @@ impl Session {
             // copy: the pointer keeps the copy while it is kept (a pinned
             // one for as long as the pin holds).
             let to_copy = matches!(tool, "activate" | "pin") && targets.len() == 1;
-            self.shows_for(targets, to_copy)
+            let set_op = matches!(tool, "activate" | "pin");
+            self.shows_for(targets, to_copy, set_op)
         } else {
             (Vec::new(), None, None)
         };
@@ -517,10 +518,13 @@ impl Session {
     /// What an activate/pin call shows: each target's current version,
     /// frozen, or a note when its content is already live in view (a
     /// call's output, or — `to_copy` — the file's working copy, returned).
+    /// `set_op` (activate, pin): the version the operation ran on, when
+    /// that is older (`CacheState::op_shows`).
     fn shows_for(
         &mut self,
         targets: Vec<String>,
         to_copy: bool,
+        set_op: bool,
     ) -> (Vec<Shown>, Option<u32>, Option<CopyAt>) {
         let mut out = Vec::new();
         let mut points_to = None;
@@ -535,11 +539,9 @@ impl Session {
             // The version the operation ran on, when a later tool of the
             // same message changed the object since (parallel calls): the
             // result shows that one, and no pointer stands in for it.
-            let at_op = self
-                .cache
-                .state
-                .op_shows
-                .get_mut(&id)
+            let at_op = set_op
+                .then(|| self.cache.state.op_shows.get_mut(&id))
+                .flatten()
                 .filter(|q| !q.is_empty())
                 .map(|q| q.remove(0))
                 .filter(|h| current.get("object_hash").and_then(Value::as_str) != Some(h))
