@@ -21,6 +21,17 @@ pub struct Seen {
     pub content: Option<String>,
 }
 
+impl Seen {
+    /// A version as the model sees it: its hash and its content.
+    pub fn of(doc: &crate::store::Document) -> Self {
+        let field = |k: &str| doc.get(k).and_then(serde_json::Value::as_str);
+        Seen {
+            object_hash: field("object_hash").unwrap_or_default().to_string(),
+            content: field("content").map(str::to_string),
+        }
+    }
+}
+
 /// Per file, the version the model last saw, and which of them got a new
 /// version since (the next call's notice candidates). Not persisted itself:
 /// the hashes are in the layout state (`CacheState::seen`), the texts are

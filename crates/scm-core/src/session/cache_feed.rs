@@ -233,22 +233,17 @@ impl Session {
             })
             .flatten()
             .or(copy.map(Dedupe::Copy));
-        for s in shows.iter().filter(|s| !s.note) {
-            // Recorded with the call, so reconstruction finds the version.
-            self.records.dirty_versions.insert(s.id.clone());
-        }
         // Each object shown, with the version shown (an activation's frozen
         // one may be older than the object's current version).
-        let shown_versions: HashMap<String, String> = shows
+        let shown: Vec<(String, String)> = shows
             .iter()
             .filter(|s| !s.note)
             .map(|s| (s.id.clone(), s.object_hash.clone()))
             .collect();
-        let shown: Vec<String> = shows
-            .iter()
-            .filter(|s| !s.note)
-            .map(|s| s.id.clone())
-            .collect();
+        for (id, _) in &shown {
+            // Recorded with the call, so reconstruction finds the version.
+            self.records.dirty_versions.insert(id.clone());
+        }
         self.cache.bind_result(
             call,
             id,
@@ -281,7 +276,8 @@ impl Session {
                 .filter(|_| matches!(tool, "read" | "write" | "edit"))
                 .and_then(|f| self.cache.aliases.f.get(f as usize).cloned());
             let ranged = self.cache.state.calls[call as usize].ranged;
-            for id in file.into_iter().chain(shown) {
+            let shown = shown.into_iter().map(|(id, hash)| (id, Some(hash)));
+            for (id, hash) in file.into_iter().map(|id| (id, None)).chain(shown) {
                 // Its own edit: the version that edit made (and what changed
                 // outside it before, told at this call).
                 if tool == "edit" && self.seen_edit(&id, &args) {
@@ -295,22 +291,11 @@ impl Session {
                 // An activation that showed an older version than the
                 // current one (a later tool of its message changed the file):
                 // the model saw that one.
-                let frozen = shown_versions
-                    .get(&id)
-                    .filter(|h| self.objects.get(&id).is_some_and(|c| c.object_hash() != *h))
-                    .and_then(|h| self.cache.frozen.get(&(id.clone(), h.clone())));
+                let frozen = hash
+                    .filter(|h| self.objects.get(&id).is_some_and(|c| c.object_hash() != h))
+                    .and_then(|h| self.cache.frozen.get(&(id.clone(), h)));
                 if let Some(doc) = frozen {
-                    let seen = Seen {
-                        object_hash: doc
-                            .get("object_hash")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
-                        content: doc
-                            .get("content")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                    };
+                    let seen = Seen::of(doc);
                     self.set_seen(&id, seen);
                     continue;
                 }
@@ -361,14 +346,7 @@ impl Session {
     /// The model's edit of a file was indexed (see
     /// [`crate::context::notices::SeenFiles::edit_indexed`]).
     pub(super) fn note_edit_indexed(&mut self, plan: &crate::fs::indexer::VersionPlan) {
-        let seen = |d: &Document| Seen {
-            object_hash: d
-                .get("object_hash")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            content: d.get("content").and_then(Value::as_str).map(str::to_string),
-        };
+        let seen = Seen::of;
         if let Some(base) = &plan.base {
             self.cache
                 .seen
@@ -407,10 +385,7 @@ impl Session {
     /// `id`'s current version, as a [`Seen`] (file objects only).
     fn current_seen(&self, id: &str) -> Option<Seen> {
         let c = self.objects.get(id)?;
-        (c.object_type() == Some(ObjectType::File)).then(|| Seen {
-            object_hash: c.str("object_hash").unwrap_or_default().to_string(),
-            content: c.str("content").map(str::to_string),
-        })
+        (c.object_type() == Some(ObjectType::File)).then(|| Seen::of(&c.doc))
     }
 
     /// The model has seen `id`'s current version.
