@@ -688,9 +688,11 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // out of view (no notice was due then). 319 (session 39): reads and an activation pointing at an edit that
   // replaced a whole file, the pointers kept through folds (the block shows the edit as JSON). 1508 (session 40,
   // check 10): after a restart, an activation's pointer at a slice covering a file won over the re-read that showed
-  // the text since, and a failed edit copied the file beside the fold's block showing that re-read.
+  // the text since, and a failed edit copied the file beside the fold's block showing that re-read. 6202 (session
+  // 43, check 10): a pinned whole read in a fold's block and a slice covering the file after the cut, both pointing
+  // at a copy the fold folded away, both showed the text.
   const [lo, hi] = (process.env.INV_SEEDS ?? '').split('-').map(Number);
-  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969, 245, 3362, 319, 4999, 1508];
+  const seeds = process.env.INV_SEEDS ? Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) : [1, 2, 3, 4, 5, 23, 33, 58, 67, 138, 174, 333, 343, 443, 492, 507, 607, 611, 854, 920, 951, 1270, 1359, 1708, 1729, 1969, 245, 3362, 319, 4999, 1508, 6202];
   for (const seed of seeds) {
     test(`seed ${seed}`, async () => {
       const stats = await runSession(seed, { cachePolicy: small, external: seed % 2 === 1 });

@@ -1696,3 +1696,77 @@ async fn an_edit_replacing_the_whole_file_gets_no_copy_beside_it() {
         s.close().await.unwrap();
     }
 }
+
+/// A pinned file whose working copy (made at a slice of the small file
+/// being edited) the agent reads whole, then in a range covering the whole
+/// file, both pointing at the copy: when a fold folds the copy away with
+/// the whole read in its `PINNED` block and the slice after its cut, the
+/// text is shown once — the block's read shows it, the slice collapses to a
+/// ref (random seed 6202: both showed it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn re_reads_of_a_copy_the_fold_folds_away_show_its_text_once() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copyrereadsfold");
+        o.cache.fold = 400;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        outs.push(out);
+        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        let op = s.pin("src.ts");
+        t.call("p1", "pin", json!({"id": "src.ts"}), &op.message);
+        step(&mut s, &t, &mut outs).await;
+        t.assistant("pinned", &[]).user("read it again");
+        s.read("src.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "src.ts"}), &v2);
+        let whole = points_at_copy(&step(&mut s, &t, &mut outs).await, "f1");
+        t.assistant("read", &[]).user("and once more");
+        s.observe_partial_read("src.ts").await.unwrap();
+        t.call(
+            "r3",
+            "read",
+            json!({"path": "src.ts", "offset": 1, "limit": 100}),
+            &v2,
+        );
+        let sliced = points_at_copy(&step(&mut s, &t, &mut outs).await, "f1");
+        let folds = s.cache_stats().folds;
+        for i in 0..40 {
+            make(&mut t, 10 + i);
+            let out = step(&mut s, &t, &mut outs).await;
+            assert!(
+                occurrences(&out, "step 041: do the thing") <= 1,
+                "call {}: {:#?}",
+                outs.len() - 1,
+                texts(&out)
+            );
+            if s.cache_stats().folds > folds {
+                assert!(
+                    block_has(&out, "step 041: do the thing"),
+                    "{:#?}",
+                    texts(&out)
+                );
+                assert_eq!(result_of(&out, "t11"), "[t11 · 60 lines]");
+                break;
+            }
+        }
+        assert!(whole && sliced, "both reads pointed at the copy");
+        assert!(s.cache_stats().folds > folds, "{:?}", s.cache_stats());
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+fn block_has(out: &[Value], needle: &str) -> bool {
+    texts(out)
+        .iter()
+        .any(|x| x.starts_with("PINNED") && x.contains(needle))
+}
+
+/// The text of call `alias`'s result.
+fn result_of(out: &[Value], alias: &str) -> String {
+    out.iter()
+        .find(|m| m["role"] == "toolResult" && m["toolCallId"] == alias)
+        .map(|m| texts(std::slice::from_ref(m)).join("\n"))
+        .unwrap_or_default()
+}

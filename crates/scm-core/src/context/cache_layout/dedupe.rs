@@ -166,13 +166,29 @@ impl CacheLayout {
     /// pin (`[f3 is shown above]`) names the file, not a version: it points
     /// at the file's copy the fold made, which shows it as it is now (a pin
     /// of the file keeps it there).
+    ///
+    /// Re-reads of one copy voided together showed one text: as in
+    /// [`CacheLayout::void_folded_dedupes`], the first (the fold's `PINNED`
+    /// block first, then past the cut) shows it again and the others past
+    /// the cut collapse to refs (random seed 6202: a pinned whole read in
+    /// the block and a slice covering the file after the cut, both pointing
+    /// at a copy the fold folded away, showed it twice).
     pub(super) fn settle_copy_dedupes(&mut self, epoch: u32) {
         // (file, after, where) of each copy in view.
         let live: Vec<(u32, u32, CopyAt)> = self
             .copies_in_view()
             .map(|(c, at)| (c.file, c.after, at))
             .collect();
-        for k in self.copy_pointers.clone() {
+        let block = self
+            .state
+            .folds
+            .last()
+            .map(|f| f.block.clone())
+            .unwrap_or_default();
+        let mut pointers = self.copy_pointers.clone();
+        pointers.sort_unstable_by_key(|k| (!block.contains(k), *k));
+        let mut shown: HashSet<CopyAt> = HashSet::new();
+        for k in pointers {
             let Some(at) = self.state.calls[k as usize].copy_dedupe() else {
                 continue;
             };
@@ -191,9 +207,17 @@ impl CacheLayout {
                             .map(|l| l.2)
                     })
                 });
+            let c = &self.state.calls[k as usize];
+            let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
             match now {
                 Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
-                None => self.void_dedupe(k, epoch),
+                None if shown.contains(&at) && !in_block && live => self.void_as_repeat(k, epoch),
+                None => {
+                    self.void_dedupe(k, epoch);
+                    if in_block || live {
+                        shown.insert(at);
+                    }
+                }
             }
             self.changed.calls.insert(k);
         }
@@ -269,23 +293,30 @@ impl CacheLayout {
             let d = c.dedupe().unwrap_or(k);
             let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
             if shown.contains(&d) && !in_block && live {
-                // The first one stays the file's newest showing.
-                let id = c.file.and_then(|f| self.aliases.f.get(f as usize)).cloned();
-                let before = id.as_ref().and_then(|id| self.latest_show.get(id).copied());
-                self.void_dedupe(k, epoch);
-                self.state.calls[k as usize].collapsed = Some(epoch);
-                if let Some(id) = id {
-                    match before {
-                        Some(b) => self.latest_show.insert(id, b),
-                        None => self.latest_show.remove(&id),
-                    };
-                }
+                self.void_as_repeat(k, epoch);
                 continue;
             }
             self.void_dedupe(k, epoch);
             if in_block || live {
                 shown.insert(d);
             }
+        }
+    }
+
+    /// Call `k`, an identical re-read voided at `epoch` whose text another
+    /// voided re-read shows again, collapses to a ref instead of showing it
+    /// a second time; that other one stays the file's newest showing.
+    fn void_as_repeat(&mut self, k: u32, epoch: u32) {
+        let c = &self.state.calls[k as usize];
+        let id = c.file.and_then(|f| self.aliases.f.get(f as usize)).cloned();
+        let before = id.as_ref().and_then(|id| self.latest_show.get(id).copied());
+        self.void_dedupe(k, epoch);
+        self.state.calls[k as usize].collapsed = Some(epoch);
+        if let Some(id) = id {
+            match before {
+                Some(b) => self.latest_show.insert(id, b),
+                None => self.latest_show.remove(&id),
+            };
         }
     }
 }
