@@ -2306,6 +2306,40 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
     }
 }
 
+/// The model writes a file, and before its next call the file changes on
+/// disk: the write's arguments show what the model wrote, so the change is
+/// told at that call, not taken as seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_right_after_the_model_s_write_is_told() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "notice-write").await;
+        let v1 = body("MINE", 12);
+        let v2 = v1.replace("MINE line 005", "OUTSIDE line 005");
+        let mut t = Transcript::default();
+        t.user("write it");
+        s.transform_context(&t.messages).await.unwrap();
+        ws.write("a.ts", &v1);
+        assert!(s.observe_write("a.ts").await.unwrap().ok);
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        t.call(
+            "w1",
+            "write",
+            json!({"path": "a.ts", "content": v1}),
+            "Successfully wrote 700 bytes to a.ts",
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
+        assert!(
+            notices[0].contains("-MINE line 005") && notices[0].contains("+OUTSIDE line 005"),
+            "{}",
+            notices[0]
+        );
+        s.close().await.unwrap();
+    }
+}
+
 /// The file changes on disk, then the model reads a slice of it: the slice
 /// is not the whole new version, so the change is still told (found by the
 /// random sessions, seed 67).

@@ -163,6 +163,21 @@ impl SeenFiles {
         }
     }
 
+    /// The result of the model's write of `id` arrived: it knows the text
+    /// it wrote (`written`). When `now`, the current version, holds another
+    /// (the file changed between the write and this call), that difference
+    /// is kept to tell rather than taken as seen with the write. The caller
+    /// then takes `now` as seen.
+    pub fn write_seen(&mut self, id: &str, written: &str, now: &Seen) {
+        if now.content.as_deref().is_some_and(|c| c != written) {
+            let wrote = Seen {
+                object_hash: String::new(),
+                content: Some(written.to_string()),
+            };
+            self.outside.push((id.to_string(), wrote, now.clone()));
+        }
+    }
+
     /// The changes under the model's own edits since the last take.
     pub fn take_outside(&mut self) -> Vec<(String, Seen, Seen)> {
         std::mem::take(&mut self.outside)

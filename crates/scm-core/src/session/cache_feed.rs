@@ -299,6 +299,14 @@ impl Session {
                     self.set_seen(&id, seen);
                     continue;
                 }
+                // A write: the model knows the text it wrote, not a change
+                // made after it.
+                if tool == "write" {
+                    let written = args.get("content").and_then(Value::as_str);
+                    if let (Some(text), Some(now)) = (written, self.current_seen(&id)) {
+                        self.cache.seen.write_seen(&id, text, &now);
+                    }
+                }
                 // A read or an activation (an edit's result or a write says
                 // what the model did, not what changed outside it).
                 if tool != "write" && tool != "edit" {
