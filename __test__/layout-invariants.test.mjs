@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -101,6 +101,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const branch = rng(seed ^ 0x165667b1);
   // `parallel`: a fifth.
   const par = rng(seed ^ 0x7feb352d);
+  // `forks`: with `branches`, half of those goes back are pi's `/fork` instead (a new session opened as a fork of
+  // this one at that turn's end, the agent going on there); a sixth.
+  const forkR = rng(seed ^ 0x1b873593);
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
@@ -156,6 +159,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const outdated = new Map();
   let before = null;
   let prevOut = null;
+  // The first call of the session `cm` is now (a fork's, `forks`).
+  let callBase = 0;
   let seq = 0;
   const id = () => `toolu_${seed}_${seq++}`;
   const where = (n) => `seed ${seed}, call ${n}`;
@@ -613,9 +618,26 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       for (const f of end.pinned) pinned.add(f);
       shown.clear();
       for (const [f, t] of end.shown) shown.set(f, t);
-      if (branch.next() < 0.5) messages.push({ role: 'branchSummary', summary: `branch summary ${branch.int(0, 1e9)}`, fromId: 'x', timestamp: Date.now() });
-      const { moved } = await cm.rewind(messages);
-      expect(moved, `seed ${seed}: /tree before call ${outputs.length} did not move`).toBe(true);
+      const fork = forks && forkR.next() < 0.5;
+      // (`/tree` may summarise the branch left; `/fork` does not.)
+      if (!fork && branch.next() < 0.5) messages.push({ role: 'branchSummary', summary: `branch summary ${branch.int(0, 1e9)}`, fromId: 'x', timestamp: Date.now() });
+      if (fork) {
+        // pi's `/fork`: a new session file with the messages up to there; the manager opens it as a fork of this
+        // one, from this session's state at that call (its later restarts resume the fork).
+        const parent = openOptions.sessionId;
+        await cm.close();
+        openOptions.sessionId = uid('inv-fork');
+        cm = await ContextManager.open({ ...openOptions, forkOf: { sessionId: parent, messages } });
+        // The child reconstructs its own calls (0 is its first); `/tree` goes back within it (before the fork
+        // point it would start again from nothing, design §7).
+        callBase = outputs.length;
+        turnEnds.length = 0;
+        turnEnds.push(end);
+        if (process.env.INV_DEBUG) console.log(`[fork] before call ${outputs.length}: ${parent} -> ${openOptions.sessionId}`);
+      } else {
+        const { moved } = await cm.rewind(messages);
+        expect(moved, `seed ${seed}: /tree before call ${outputs.length} did not move`).toBe(true);
+      }
       // The branch's own context comes back: the next call continues it (checks 4 and 5 against it).
       prevOut = end.out;
       before = end.stats;
@@ -659,7 +681,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   }
   const stats = cacheLayout ? cm.cacheStats() : {};
   // Static references: every 7th call rebuilt as it was sent.
-  for (let n = 0; n < outputs.length; n += 7) expect(await cm.reconstructCall(n), `seed ${seed}: reconstructCall(${n})`).toEqual(outputs[n]);
+  for (let n = callBase; n < outputs.length; n += 7) expect(await cm.reconstructCall(n - callBase), `seed ${seed}: reconstructCall(${n})`).toEqual(outputs[n]);
   await cm.close();
   return stats;
 }
@@ -737,6 +759,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_PARALLEL ? seeds : [1, 2, 3, 4]) {
     test(`seed ${seed}, parallel calls`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, parallel: true });
+    }, 60_000);
+  }
+  // …or with `/fork` into a new session (session 43). INV_FORK=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_FORK ? seeds : [1, 2]) {
+    test(`seed ${seed}, forks`, async () => {
+      await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, branches: true, forks: true });
     }, 60_000);
   }
   // Both: `/tree` back across a compaction, to the branch as it was before it.

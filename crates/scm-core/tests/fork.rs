@@ -4,7 +4,8 @@
 
 mod session_support;
 
-use scm_core::session::{Layout, Session, SessionOptions};
+use scm_core::commits::Trigger;
+use scm_core::session::{CheckpointRequest, Layout, Session, SessionOptions};
 use serde_json::{json, Value};
 use session_support::*;
 
@@ -408,6 +409,162 @@ async fn a_fork_point_whose_write_also_carried_the_answer_keeps_the_pin() {
             "the parent's state at the answer"
         );
         assert_eq!(child.turn_count(), parent.turn_count() - 1);
+    }
+}
+
+/// The parent closed right after the call at the fork point (a restart
+/// before its next call): that call's record was stored without its
+/// transaction (the flush receipt came after the last write), yet it is the
+/// fork point — not the call before it, whose state lacks what this call
+/// ingested (random `forks` sessions: a file the model wrote there was not
+/// known as seen, and its later change was never told).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_at_the_call_before_a_parent_restart_starts_there() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
+        t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+        let at_fork = parent.transform_context(&t.messages).await.unwrap();
+        let stats = parent.cache_stats();
+        t.assistant("answer", &[]);
+        let messages = t.messages.clone();
+        parent.close().await.unwrap();
+        let mut parent = ws.open(cache_opts(&parent_id)).await;
+        t.user("second")
+            .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
+        parent.transform_context(&t.messages).await.unwrap();
+        parent.close().await.unwrap();
+
+        let mut child = fork(
+            &ws,
+            cache_opts(&unique_id("fork-child")),
+            &parent_id,
+            &messages,
+        )
+        .await;
+        assert_eq!(
+            child.cache_stats(),
+            stats,
+            "the parent's state at its second call"
+        );
+        let mut t = Transcript::default();
+        t.messages = messages;
+        t.user("in the fork");
+        let out = child.transform_context(&t.messages).await.unwrap();
+        assert_eq!(out[..at_fork.len()], at_fork[..]);
+    }
+}
+
+/// A fork of a fork at the point the first was forked (pi: `/fork` in the
+/// child onto its first own prompt, before any call of its own): the
+/// grandchild starts from the child's seed — the grandparent's state there —
+/// not empty, so it continues that context and a change to a file since is
+/// told (random `forks` sessions: the old read shown as current).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_of_a_fork_at_its_seed_starts_from_the_seed() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
+        t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+        let at_fork = parent.transform_context(&t.messages).await.unwrap();
+        let stats = parent.cache_stats();
+        t.assistant("answer", &[]);
+        let messages = t.messages.clone();
+        parent.close().await.unwrap();
+
+        let child_id = unique_id("fork-child");
+        let mut child = fork(&ws, cache_opts(&child_id), &parent_id, &messages).await;
+        assert_eq!(child.cache_stats(), stats);
+        child.close().await.unwrap();
+
+        ws.write("a.txt", "ALPHA-CHANGED");
+        let mut grandchild = fork(
+            &ws,
+            cache_opts(&unique_id("fork-grandchild")),
+            &child_id,
+            &messages,
+        )
+        .await;
+        assert_eq!(grandchild.cache_stats(), stats, "the child's seed");
+        let mut t = Transcript::default();
+        t.messages = messages;
+        t.user("in the fork of the fork");
+        let out = grandchild.transform_context(&t.messages).await.unwrap();
+        assert_eq!(out[..at_fork.len()], at_fork[..], "the context continues");
+        assert!(
+            texts(&out)
+                .iter()
+                .any(|x| x.contains("CHANGED") && x.contains("ALPHA-CHANGED")),
+            "the change is told: {:#?}",
+            texts(&out)
+        );
+    }
+}
+
+/// `/tree` in a fork back onto its fork point, after the fork (restarted
+/// once) read and edited a file the model had written before the fork: the
+/// seed's context shows the written text, so the edit made on the branch
+/// left is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_back_at_its_fork_point_tells_the_edits_of_the_branch_left() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
+        ws.write("b.txt", "BRAVO-WRITTEN");
+        parent.observe_write("b.txt").await.unwrap();
+        t.call(
+            "w1",
+            "write",
+            json!({"path": "b.txt", "content": "BRAVO-WRITTEN"}),
+            "Successfully wrote 13 bytes to b.txt",
+        );
+        parent.transform_context(&t.messages).await.unwrap();
+        t.assistant("answer", &[]);
+        let messages = t.messages.clone();
+        // The parent goes on past the fork point.
+        t.user("second")
+            .call("x2", "bash", json!({"command": "ls"}), "LS");
+        parent.transform_context(&t.messages).await.unwrap();
+        parent.close().await.unwrap();
+
+        let child_id = unique_id("fork-child");
+        let mut child = fork(&ws, cache_opts(&child_id), &parent_id, &messages).await;
+        child.close().await.unwrap();
+        let mut child = ws.open(cache_opts(&child_id)).await;
+        let mut c = Transcript::default();
+        c.messages = messages.clone();
+        c.user("edit it");
+        child.read("b.txt").await.unwrap();
+        c.call("r2", "read", json!({"path": "b.txt"}), "BRAVO-WRITTEN");
+        child.transform_context(&c.messages).await.unwrap();
+        ws.write("b.txt", "BRAVO-EDITED");
+        child.observe_edit("b.txt").await.unwrap();
+        c.call(
+            "e1",
+            "edit",
+            json!({"path": "b.txt", "oldText": "WRITTEN", "newText": "EDITED"}),
+            "Successfully replaced text in b.txt.",
+        );
+        child.transform_context(&c.messages).await.unwrap();
+        let (mut child, moved) = child
+            .rewind(
+                &messages,
+                &CheckpointRequest::new(Trigger::TurnBoundary, "pi/test"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(moved, Some(None), "back at the seed");
+        let mut r = Transcript::default();
+        r.messages = messages;
+        r.user("something else");
+        let out = child.transform_context(&r.messages).await.unwrap();
+        assert!(
+            texts(&out)
+                .iter()
+                .any(|x| x.starts_with("CHANGED") && x.contains("BRAVO-EDITED")),
+            "the edit is told: {:#?}",
+            texts(&out)
+        );
     }
 }
 

@@ -310,7 +310,7 @@ impl Session {
                     .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string));
                 let calls = ChatDoc::parse(&chat_doc).map_or(0, |c| c.model_calls().len());
                 let point = super::fork::ForkPoint {
-                    call_index: calls.saturating_sub(1),
+                    call_index: calls.checked_sub(1),
                     basis_tx: Some(tx),
                     session_doc,
                     chat_doc,

@@ -34,7 +34,7 @@ use crate::fs::indexer::Indexer;
 use crate::model::{
     assigned_document, chat_object_id, seal, session_object_id, system_prompt_object_id, ObjectType,
 };
-use crate::store::{AsOf, Document, Store, TxOp, ID_KEY};
+use crate::store::{AsOf, Document, Store, TxOp, Version, ID_KEY};
 
 /// Model call records tried (newest first) before giving up on seeding: a
 /// rejected one costs two reads as of its transaction.
@@ -60,7 +60,8 @@ pub(super) fn check_id(what: &str, id: &str) -> Result<()> {
 /// The parent's state at the fork point.
 #[derive(Debug)]
 pub(super) struct ForkPoint {
-    pub(super) call_index: usize,
+    /// The parent's call (None: the parent's seed, before any call of its own).
+    pub(super) call_index: Option<usize>,
     pub(super) basis_tx: Option<i64>,
     pub(super) session_doc: Document,
     pub(super) chat_doc: Document,
@@ -171,6 +172,7 @@ async fn fork_point(
         d.and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string))
     };
     let last = records.len().checked_sub(1);
+    let mut history: Option<Vec<Version>> = None;
     let mut tried = 0;
     for (k, r) in records.iter().enumerate().rev() {
         if r.messages_consumed > reach {
@@ -180,7 +182,24 @@ async fn fork_point(
             break;
         }
         tried += 1;
-        let point = match r.basis_tx {
+        // A record whose flush receipt the parent never saw (its process
+        // closed right after that write) has no basis: the first chat
+        // version holding it is (else a restart in the parent moved the
+        // fork point one call back, and the child's first call ingested
+        // that call's results again).
+        let basis = match r.basis_tx {
+            None if Some(k) != last => {
+                if history.is_none() {
+                    history = Some(store.history(&chat_id).await?);
+                }
+                super::reconstruct::first_version_with_call(
+                    history.as_deref().unwrap_or_default(),
+                    k,
+                )
+            }
+            b => b,
+        };
+        let point = match basis {
             Some(tx) => {
                 let at = AsOf::TxId(tx);
                 // The chat first: most rejected candidates stop here.
@@ -194,7 +213,7 @@ async fn fork_point(
                     continue;
                 };
                 ForkPoint {
-                    call_index: k,
+                    call_index: Some(k),
                     basis_tx: Some(tx),
                     session_doc: s,
                     chat_doc: c,
@@ -210,7 +229,7 @@ async fn fork_point(
                 let mut s = session_doc.clone();
                 sets_as_recorded(&mut s, r);
                 ForkPoint {
-                    call_index: k,
+                    call_index: Some(k),
                     basis_tx: None,
                     session_doc: s,
                     chat_doc: chat_doc.clone(),
@@ -221,7 +240,56 @@ async fn fork_point(
         };
         return Ok(Some(point));
     }
-    Ok(None)
+    // No call of the parent's own at a prefix: a parent that was itself
+    // seeded (a fork, `fromCommit`) held its seed before any call, the
+    // state its own parent's model was in there. A fork of it at that point
+    // (pi: `/fork` in the child onto its first own prompt) starts from it.
+    let Some(first) = first_state(store, parent).await? else {
+        return Ok(None);
+    };
+    let consumed = ChatDoc::parse(&first.chat_doc)
+        .map(|c| c.cursor().consumed)
+        .unwrap_or(0);
+    if consumed == 0 || !cursor_matches(&first.chat_doc, &fps, consumed) {
+        return Ok(None);
+    }
+    let at = AsOf::TxId(first.tx);
+    Ok(Some(ForkPoint {
+        call_index: None,
+        basis_tx: Some(first.tx),
+        session_doc: first.session_doc,
+        chat_doc: first.chat_doc,
+        system_prompt: prompt_of(store.get_as_of(&prompt_id, at).await?),
+    }))
+}
+
+/// The session as first written: its chat's first version and the session
+/// document as of that transaction.
+pub(super) struct FirstState {
+    pub(super) tx: i64,
+    pub(super) chat_doc: Document,
+    pub(super) session_doc: Document,
+}
+
+/// The session's and chat's documents as the session was first written (a
+/// seeded session's seed).
+pub(super) async fn first_state(store: &dyn Store, session_id: &str) -> Result<Option<FirstState>> {
+    let chat_id = chat_object_id(session_id);
+    let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
+        return Ok(None);
+    };
+    let as_of = AsOf::TxId(first.tx_id);
+    let (Some(chat_doc), Some(session_doc)) = (
+        paged::get_as_of(store, &chat_id, as_of).await?,
+        paged::get_as_of(store, &session_object_id(session_id), as_of).await?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(FirstState {
+        tx: first.tx_id,
+        chat_doc,
+        session_doc,
+    }))
 }
 
 /// `doc` under another id: `fields` replaced, hashes recomputed.

@@ -18,7 +18,7 @@ use crate::context::static_refs::ModelCallRecord;
 use crate::context::{Layout, RenderOptions};
 use crate::error::{Error, Result};
 use crate::fs::resolver::Resolver;
-use crate::store::{AsOf, Document, Store};
+use crate::store::{AsOf, Document, Store, Version};
 
 /// Everything needed to rebuild call `call_index`, detached from the session
 /// (so a binding can run it without holding the session).
@@ -113,6 +113,16 @@ impl Session {
     }
 }
 
+/// The transaction of the first chat version (of `history`, oldest first)
+/// that holds model call record `k`: that call's basis when its flush
+/// receipt was never seen.
+pub(super) fn first_version_with_call(history: &[Version], k: usize) -> Option<i64> {
+    history.iter().find_map(|v| {
+        let n = paged::part_len(v.doc.as_ref()?, "model_calls")?;
+        (n > k).then_some(v.tx_id)
+    })
+}
+
 impl ReconstructPlan {
     /// The plan of an earlier call `n` of the same session (`n` ≤ this
     /// plan's call).
@@ -137,12 +147,7 @@ impl ReconstructPlan {
             .iter()
             .map(|r| {
                 r.basis_tx
-                    .or_else(|| {
-                        history.iter().find_map(|v| {
-                            let n = paged::part_len(v.doc.as_ref()?, "model_calls")?;
-                            (n > r.call_index).then_some(v.tx_id)
-                        })
-                    })
+                    .or_else(|| first_version_with_call(&history, r.call_index))
                     .ok_or_else(|| {
                         Error::InvalidArgument(format!(
                             "model call {} has not been written to the store yet",

@@ -126,6 +126,7 @@ impl Session {
                     chat_desc.as_ref(),
                     chat_doc.as_ref(),
                 );
+                s.restore_record_bases().await?;
             }
             None => {
                 s.writes.pending.session = true;
@@ -260,6 +261,33 @@ impl Session {
             self.records.dirty_versions.insert(id);
         }
         self.restore_last_view();
+        Ok(())
+    }
+
+    /// Records stored without their transaction — the process that wrote
+    /// them saw the flush receipt after its last write (a close, a crash) —
+    /// get it from the chat's history: the first version holding each. Left
+    /// unknown, the next write would stamp them with its own, a later state
+    /// (a fork at such a call started from the call before it, and ingested
+    /// that call's results again).
+    async fn restore_record_bases(&mut self) -> Result<()> {
+        if self
+            .records
+            .model_calls
+            .iter()
+            .all(|r| r.basis_tx.is_some())
+        {
+            return Ok(());
+        }
+        let history = self.store.history(&self.ids.chat).await?;
+        for (i, r) in self.records.model_calls.iter_mut().enumerate() {
+            if r.basis_tx.is_none() {
+                r.basis_tx = super::reconstruct::first_version_with_call(&history, i);
+                if r.basis_tx.is_some() {
+                    self.writes.paged.mark_record(i);
+                }
+            }
+        }
         Ok(())
     }
 

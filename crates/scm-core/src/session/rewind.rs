@@ -43,6 +43,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::documents::ChatDoc;
+use super::fork::{first_state, FirstState};
 use super::{paged, Session, SessionOptions};
 use crate::commits::{self, timeline, Artifact, Commit};
 use crate::context::ingest::fingerprint;
@@ -146,33 +147,6 @@ pub async fn branch_commit(
         }));
     }
     Ok(Some(seed.unwrap_or_else(|| root(first))))
-}
-
-/// The session as first written: its chat's first version and the session
-/// document as of that transaction.
-struct FirstState {
-    tx: i64,
-    chat_doc: Document,
-    session_doc: Document,
-}
-
-async fn first_state(store: &dyn Store, session_id: &str) -> Result<Option<FirstState>> {
-    let chat_id = chat_object_id(session_id);
-    let Some(first) = store.history(&chat_id).await?.into_iter().next() else {
-        return Ok(None);
-    };
-    let as_of = AsOf::TxId(first.tx_id);
-    let (Some(chat_doc), Some(session_doc)) = (
-        paged::get_as_of(store, &chat_id, as_of).await?,
-        paged::get_as_of(store, &session_object_id(session_id), as_of).await?,
-    ) else {
-        return Ok(None);
-    };
-    Ok(Some(FirstState {
-        tx: first.tx_id,
-        chat_doc,
-        session_doc,
-    }))
 }
 
 /// A seeded session's first state, when the branch `fps` holds its cursor:
