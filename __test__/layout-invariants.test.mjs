@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -104,6 +104,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // `forks`: with `branches`, half of those goes back are pi's `/fork` instead (a new session opened as a fork of
   // this one at that turn's end, the agent going on there); a sixth.
   const forkR = rng(seed ^ 0x1b873593);
+  // `lateChanges`: now and then a file the last tool read or wrote changes on disk before the model's next call (a
+  // formatter on save, a generator), not only between calls; a seventh.
+  const late = rng(seed ^ 0x5f356495);
+  let lastRel = null;
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
@@ -409,9 +413,13 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     const rel = r.pick([...shown.keys()].filter((f) => disk(f) !== null));
     if (!rel) return;
     if (deletions && present().length > 2 && r.next() < 0.25) return remove(rel);
+    return rewrite(rel, r);
+  };
+  // `rel` gets a line more, where `rr` says.
+  const rewrite = async (rel, rr) => {
     const before = disk(rel);
     const lines = before.split('\n');
-    lines.splice(r.int(0, lines.length), 0, line(r, 'x'));
+    lines.splice(rr.int(0, lines.length), 0, line(rr, 'x'));
     const after = lines.join('\n');
     writeFileSync(path.join(ws, rel), after);
     const id = cm.resolve(rel).objectId;
@@ -586,6 +594,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
     if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
     if (kind === 'activate' || kind === 'pin') batch.set(rel, expected);
+    lastRel = ['read', 'edit', 'write'].includes(kind) ? rel : null;
     return { call, result };
   };
 
@@ -666,6 +675,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       }
       await modelCall();
       await toolStep();
+      if (lateChanges && lastRel && shown.has(lastRel) && disk(lastRel) !== null && late.next() < 0.15) await rewrite(lastRel, late);
     }
     await modelCall();
     if (r.next() < 0.05) {
@@ -765,6 +775,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_FORK ? seeds : [1, 2]) {
     test(`seed ${seed}, forks`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, branches: true, forks: true });
+    }, 60_000);
+  }
+  // Files changed on disk between a tool and the model's next call too (session 43). INV_LATE=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_LATE ? seeds : [1, 2]) {
+    test(`seed ${seed}, late changes`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, lateChanges: true });
     }, 60_000);
   }
   // Both: `/tree` back across a compaction, to the branch as it was before it.

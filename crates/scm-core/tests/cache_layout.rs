@@ -2340,6 +2340,107 @@ async fn an_outside_change_right_after_the_model_s_write_is_told() {
     }
 }
 
+/// The model edits a file, and before its next call the file changes on
+/// disk again: the edit's result makes the version it made seen, and the
+/// change after it is still told (random `late changes` sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_right_after_the_model_s_edit_is_told() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "notice-edit-late").await;
+        let v1 = body("SAME", 12);
+        let old = "SAME line 010 of the output, padded to a realistic width";
+        let v2 = v1.replace(old, &old.replace("SAME", "MINE"));
+        let v3 = v2.replace("SAME line 005", "OUTSIDE line 005");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        ws.write("a.ts", &v2);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        changed_on_disk(&ws, &mut s, "a.ts", &v3).await;
+        t.call(
+            "e1",
+            "edit",
+            json!({"path": "a.ts", "oldText": old, "newText": old.replace("SAME", "MINE")}),
+            "Successfully replaced text in a.ts.",
+        );
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
+        assert!(
+            notices[0].contains("-SAME line 005") && notices[0].contains("+OUTSIDE line 005"),
+            "{}",
+            notices[0]
+        );
+        assert!(
+            !notices[0].contains("-SAME line 010"),
+            "its own edit is not told: {}",
+            notices[0]
+        );
+        s.close().await.unwrap();
+    }
+}
+
+/// The model reads a file (seen before, or never), and before its next call
+/// the file changes on disk (and the agent may restart then): the read
+/// shows the text it returned, so the change is told at that call against
+/// that text — not taken as seen with the read, nor said to be what the
+/// read shows (random `late changes` sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_right_after_the_model_s_read_is_told() {
+    for (seen_before, restart) in [(false, false), (true, false), (false, true)] {
+        for store in stores() {
+            let ws = Workspace::new(store);
+            let mut o = opts("notice-read", roomy());
+            o.watch = true;
+            let mut s = ws.open(o.clone()).await;
+            let v0 = body("OLDER", 12);
+            let v1 = body("READ", 12);
+            let v2 = v1.replace("READ line 005", "OUTSIDE line 005");
+            let mut t = Transcript::default();
+            t.user("look");
+            if seen_before {
+                ws.write("a.ts", &v0);
+                s.read("a.ts").await.unwrap();
+                t.call("r0", "read", json!({"path": "a.ts"}), &v0);
+                s.transform_context(&t.messages).await.unwrap();
+                changed_on_disk(&ws, &mut s, "a.ts", &v1).await;
+            } else {
+                ws.write("a.ts", &v1);
+                s.transform_context(&t.messages).await.unwrap();
+            }
+            s.read("a.ts").await.unwrap();
+            changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+            if restart {
+                s.close().await.unwrap();
+                s = ws.open(o.clone()).await;
+            }
+            t.call("r1", "read", json!({"path": "a.ts"}), &v1);
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let notices = notices_about(&out, "f1 a.ts");
+            assert_eq!(
+                notices.len(),
+                1,
+                "seen before: {seen_before}: {:#?}",
+                texts(&out)
+            );
+            assert!(
+                notices[0].contains("-READ line 005") && notices[0].contains("+OUTSIDE line 005"),
+                "{}",
+                notices[0]
+            );
+            // Told once.
+            t.user("again");
+            let again = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(occurrences(&again, "CHANGED f1"), 1);
+            s.close().await.unwrap();
+        }
+    }
+}
+
 /// The file changes on disk, then the model reads a slice of it: the slice
 /// is not the whole new version, so the change is still told (found by the
 /// random sessions, seed 67).

@@ -44,6 +44,10 @@ pub struct SeenFiles {
     /// seen yet, in order: the version each was applied to and the one it
     /// made.
     edits: HashMap<String, VecDeque<(Seen, Seen)>>,
+    /// Per file, the versions the model's whole reads indexed whose results
+    /// it has not seen yet, in order (cleared at each call: one left over
+    /// was not a `read` tool's).
+    reads: HashMap<String, VecDeque<Seen>>,
     /// Changes the model's own edits landed on, to tell at the next call:
     /// (file, the version it had seen, the version its edit was applied to).
     outside: Vec<(String, Seen, Seen)>,
@@ -161,6 +165,30 @@ impl SeenFiles {
                     .push((id.to_string(), seen.clone(), now.clone()));
             }
         }
+    }
+
+    /// The model's whole read of `id` indexed `read`: the version its
+    /// result shows.
+    pub fn read_indexed(&mut self, id: &str, read: Seen) {
+        self.reads
+            .entry(id.to_string())
+            .or_default()
+            .push_back(read);
+    }
+
+    /// The result of the model's next whole read of `id` arrived: the
+    /// version it shows, when that is not the current one (`now_hash`: the
+    /// file changed between the read and this call). None: it shows the
+    /// current version (or no read of it was indexed).
+    pub fn read_seen(&mut self, id: &str, now_hash: &str) -> Option<Seen> {
+        let read = self.reads.get_mut(id)?.pop_front()?;
+        (read.object_hash != now_hash).then_some(read)
+    }
+
+    /// Every read result of the call has arrived: what is left was indexed
+    /// by something else than a `read` tool (an `expand`).
+    pub fn forget_reads(&mut self) {
+        self.reads.clear();
     }
 
     /// The result of the model's write of `id` arrived: it knows the text

@@ -288,6 +288,17 @@ impl Session {
                 if ranged && self.cache.seen.get(&id).is_some() {
                     continue;
                 }
+                // A whole read of a version older than the current one (the
+                // file changed between the read and this call): the model
+                // saw that one, and the change since is told at this call.
+                if tool == "read" && !ranged {
+                    let now = self.objects.get(&id).map(|c| c.object_hash().to_string());
+                    if let Some(read) = now.and_then(|h| self.cache.seen.read_seen(&id, &h)) {
+                        self.set_seen(&id, read);
+                        self.cache.seen.new_version(&id);
+                        continue;
+                    }
+                }
                 // An activation that showed an older version than the
                 // current one (a later tool of its message changed the file):
                 // the model saw that one.
@@ -351,6 +362,19 @@ impl Session {
         }
     }
 
+    /// The model's whole read of a file was indexed (see
+    /// [`crate::context::notices::SeenFiles::read_indexed`]).
+    pub(super) fn note_read_indexed(&mut self, plan: &crate::fs::indexer::VersionPlan) {
+        if self.options.layout != crate::context::Layout::Cache {
+            return;
+        }
+        let read = Seen::of(&plan.doc);
+        let shows = self.cache.state.read_shows.entry(plan.object_id.clone());
+        shows.or_default().push(read.object_hash.clone());
+        self.cache.seen.read_indexed(&plan.object_id, read);
+        self.writes.pending.chat = true;
+    }
+
     /// The model's edit of a file was indexed (see
     /// [`crate::context::notices::SeenFiles::edit_indexed`]).
     pub(super) fn note_edit_indexed(&mut self, plan: &crate::fs::indexer::VersionPlan) {
@@ -378,11 +402,14 @@ impl Session {
         };
         let known = self.cache.seen.edit_seen(id, own);
         if known {
-            if let Some(s) = self.cache.seen.get(id) {
-                self.cache
-                    .state
-                    .seen
-                    .insert(id.to_string(), s.object_hash.clone());
+            if let Some(h) = self.cache.seen.get(id).map(|s| s.object_hash.clone()) {
+                // A change made after the edit (before this call) is still
+                // to tell (a later edit of the same message explains it
+                // when its result arrives).
+                if self.objects.get(id).is_some_and(|c| c.object_hash() != h) {
+                    self.cache.seen.new_version(id);
+                }
+                self.cache.state.seen.insert(id.to_string(), h);
             }
         } else if let Some(now) = self.current_seen(id) {
             self.cache.seen.edit_unknown(id, &now, own);

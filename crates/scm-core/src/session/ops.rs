@@ -416,6 +416,9 @@ impl Session {
         if op == FileOp::Edit {
             self.note_edit_indexed(&res);
         }
+        if op == FileOp::Read {
+            self.note_read_indexed(&res);
+        }
         self.take_version(res);
         let whole = op != FileOp::PartialRead;
         self.enter(&id, true, whole);

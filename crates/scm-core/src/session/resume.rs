@@ -594,6 +594,23 @@ impl Session {
                 self.cache.seen.new_version(&id);
             }
         }
+        // The whole reads since the last call, their results still to come.
+        let reads: Vec<(String, String)> = (self.cache.state.read_shows.iter())
+            .flat_map(|(id, hs)| hs.iter().map(move |h| (id.clone(), h.clone())))
+            .collect();
+        for (id, hash) in reads {
+            let content = match self.objects.get(&id).filter(|c| c.object_hash() == hash) {
+                Some(c) => c.str("content").map(str::to_string),
+                None => version_by_hash(&*self.store, &id, &hash, None)
+                    .await?
+                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
+            };
+            let read = Seen {
+                object_hash: hash,
+                content,
+            };
+            self.cache.seen.read_indexed(&id, read);
+        }
         Ok(())
     }
 }

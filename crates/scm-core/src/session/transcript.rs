@@ -128,10 +128,12 @@ impl Session {
         self.ingest_selection(sel, window, offset)?;
         // Every operation's result has arrived (one without, aborted, shows
         // nothing later).
-        if !self.cache.state.op_shows.is_empty() {
+        if !self.cache.state.op_shows.is_empty() || !self.cache.state.read_shows.is_empty() {
             self.cache.state.op_shows.clear();
+            self.cache.state.read_shows.clear();
             self.writes.pending.chat = true;
         }
+        self.cache.seen.forget_reads();
         let out = self.assemble_now();
         self.record_call();
         // The delta against the previous output counts the tokens of what is

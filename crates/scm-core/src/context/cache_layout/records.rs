@@ -176,6 +176,12 @@ pub struct CacheState {
     /// tools and the next call.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub op_shows: BTreeMap<String, Vec<String>>,
+    /// Per file object id, the `object_hash` of the version each whole
+    /// `read` since the last call indexed, in order: its result shows that
+    /// version, though the file may have changed before the next call.
+    /// Persisted: a restart may fall between the read and that call.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub read_shows: BTreeMap<String, Vec<String>>,
 }
 
 #[cfg(test)]
