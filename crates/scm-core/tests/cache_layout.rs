@@ -1449,6 +1449,19 @@ fn notices_about(out: &[Value], head: &str) -> Vec<String> {
         .collect()
 }
 
+/// The one `CHANGED` notice about `f1 a.ts` in a context, which tells the
+/// line `gone` replaced by `now` (a diff against what the model saw).
+fn the_diff_notice(out: &[Value], gone: &str, now: &str) -> String {
+    let notices = notices_about(out, "f1 a.ts");
+    assert_eq!(notices.len(), 1, "{:#?}", texts(out));
+    let n = notices.into_iter().next().unwrap();
+    assert!(
+        n.contains(&format!("-{gone}")) && n.contains(&format!("+{now}")),
+        "{n}"
+    );
+    n
+}
+
 /// The pool's char count of file `id`.
 fn pool_chars(s: &Session, id: &str) -> Option<u64> {
     s.snapshot()
@@ -2286,17 +2299,10 @@ async fn an_outside_change_is_told_even_when_the_model_edits_the_file_first() {
             "Successfully replaced text in a.ts.",
         );
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices = notices_about(&out, "f1 a.ts");
-        assert_eq!(notices.len(), 1, "{out:#?}");
+        let notice = the_diff_notice(&out, "SAME line 005", "OUTSIDE line 005");
         assert!(
-            notices[0].contains("-SAME line 005") && notices[0].contains("+OUTSIDE line 005"),
-            "{}",
-            notices[0]
-        );
-        assert!(
-            !notices[0].contains("MINE"),
-            "its own edit is not told: {}",
-            notices[0]
+            !notice.contains("MINE"),
+            "its own edit is not told: {notice}"
         );
         // Told once.
         t.user("again");
@@ -2329,13 +2335,7 @@ async fn an_outside_change_right_after_the_model_s_write_is_told() {
             "Successfully wrote 700 bytes to a.ts",
         );
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices = notices_about(&out, "f1 a.ts");
-        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
-        assert!(
-            notices[0].contains("-MINE line 005") && notices[0].contains("+OUTSIDE line 005"),
-            "{}",
-            notices[0]
-        );
+        the_diff_notice(&out, "MINE line 005", "OUTSIDE line 005");
         s.close().await.unwrap();
     }
 }
@@ -2368,17 +2368,10 @@ async fn an_outside_change_right_after_the_model_s_edit_is_told() {
             "Successfully replaced text in a.ts.",
         );
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices = notices_about(&out, "f1 a.ts");
-        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
+        let notice = the_diff_notice(&out, "SAME line 005", "OUTSIDE line 005");
         assert!(
-            notices[0].contains("-SAME line 005") && notices[0].contains("+OUTSIDE line 005"),
-            "{}",
-            notices[0]
-        );
-        assert!(
-            !notices[0].contains("-SAME line 010"),
-            "its own edit is not told: {}",
-            notices[0]
+            !notice.contains("-SAME line 010"),
+            "its own edit is not told: {notice}"
         );
         s.close().await.unwrap();
     }
@@ -2420,18 +2413,7 @@ async fn an_outside_change_right_after_the_model_s_read_is_told() {
             }
             t.call("r1", "read", json!({"path": "a.ts"}), &v1);
             let out = s.transform_context(&t.messages).await.unwrap();
-            let notices = notices_about(&out, "f1 a.ts");
-            assert_eq!(
-                notices.len(),
-                1,
-                "seen before: {seen_before}: {:#?}",
-                texts(&out)
-            );
-            assert!(
-                notices[0].contains("-READ line 005") && notices[0].contains("+OUTSIDE line 005"),
-                "{}",
-                notices[0]
-            );
+            the_diff_notice(&out, "READ line 005", "OUTSIDE line 005");
             // Told once.
             t.user("again");
             let again = s.transform_context(&t.messages).await.unwrap();
@@ -2727,13 +2709,7 @@ async fn a_change_while_no_session_ran_is_noticed_after_resume() {
         let mut s = ws.open(o).await;
         t.user("and now?");
         let out = s.transform_context(&t.messages).await.unwrap();
-        let notices = notices_about(&out, "f1 a.ts");
-        assert_eq!(notices.len(), 1, "{out:#?}");
-        assert!(
-            notices[0].contains("-SAME line 007") && notices[0].contains("+OFFLINE line 007"),
-            "{}",
-            notices[0]
-        );
+        the_diff_notice(&out, "SAME line 007", "OFFLINE line 007");
         let k = s.model_call_count();
         assert_eq!(s.reconstruct_call(k - 1).await.unwrap(), out);
         s.close().await.unwrap();

@@ -308,6 +308,14 @@ async fn a_fork_of_the_whole_session_uses_the_parents_last_call() {
     }
 }
 
+/// The next call of `s` after the transcript `messages` and a new prompt.
+async fn prompt_after(s: &mut Session, messages: &[Value], prompt: &str) -> Vec<Value> {
+    let mut t = Transcript::default();
+    t.messages = messages.to_vec();
+    t.user(prompt);
+    s.transform_context(&t.messages).await.unwrap()
+}
+
 fn cache_opts(id: &str) -> SessionOptions {
     SessionOptions {
         layout: Layout::Cache,
@@ -355,10 +363,7 @@ async fn cache_layout_a_fork_continues_the_parents_context_byte_for_byte() {
             child.alias_of(&toolcall_id(&parent, "x1")),
             parent.alias_of(&toolcall_id(&parent, "x1"))
         );
-        let mut t = Transcript::default();
-        t.messages = messages;
-        t.user("in the fork");
-        let out = child.transform_context(&t.messages).await.unwrap();
+        let out = prompt_after(&mut child, &messages, "in the fork").await;
         assert_eq!(own_toolcalls(&child), Vec::<String>::new());
         // No epoch in between: the parent's context at the fork point, then the new messages.
         assert_eq!(out[..at_fork.len()], at_fork[..]);
@@ -447,10 +452,7 @@ async fn a_fork_at_the_call_before_a_parent_restart_starts_there() {
             stats,
             "the parent's state at its second call"
         );
-        let mut t = Transcript::default();
-        t.messages = messages;
-        t.user("in the fork");
-        let out = child.transform_context(&t.messages).await.unwrap();
+        let out = prompt_after(&mut child, &messages, "in the fork").await;
         assert_eq!(out[..at_fork.len()], at_fork[..]);
     }
 }
@@ -486,10 +488,7 @@ async fn a_fork_of_a_fork_at_its_seed_starts_from_the_seed() {
         )
         .await;
         assert_eq!(grandchild.cache_stats(), stats, "the child's seed");
-        let mut t = Transcript::default();
-        t.messages = messages;
-        t.user("in the fork of the fork");
-        let out = grandchild.transform_context(&t.messages).await.unwrap();
+        let out = prompt_after(&mut grandchild, &messages, "in the fork of the fork").await;
         assert_eq!(out[..at_fork.len()], at_fork[..], "the context continues");
         assert!(
             texts(&out)
@@ -554,10 +553,7 @@ async fn a_fork_back_at_its_fork_point_tells_the_edits_of_the_branch_left() {
             .await
             .unwrap();
         assert_eq!(moved, Some(None), "back at the seed");
-        let mut r = Transcript::default();
-        r.messages = messages;
-        r.user("something else");
-        let out = child.transform_context(&r.messages).await.unwrap();
+        let out = prompt_after(&mut child, &messages, "something else").await;
         assert!(
             texts(&out)
                 .iter()
