@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -107,12 +107,16 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // `lateChanges`: now and then a file the last tool read or wrote changes on disk before the model's next call (a
   // formatter on save, a generator), not only between calls; a seventh.
   const late = rng(seed ^ 0x5f356495);
+  // `joins`: the package joins a session pi ran without it (installed, then the session resumed): the first calls
+  // are raw pi's (no manager, no context tools; files change on disk as ever), the manager opens at call `joinAt` on
+  // the whole transcript; an eighth generator.
+  const joinAt = joins ? rng(seed ^ 0x2c1b3c6d).int(10, 80) : 0;
   let lastRel = null;
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
   const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
   const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: external, cachePolicy, layout };
-  let cm = await ContextManager.open(openOptions);
+  let cm = joinAt > 0 ? null : await ContextManager.open(openOptions);
   const files = [];
   for (let i = 0; i < r.int(4, 8); i++) {
     const rel = `src/m${i}.ts`;
@@ -171,6 +175,20 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
 
   async function modelCall() {
     const n = outputs.length;
+    if (!cm) {
+      // (`joins`) Raw pi sends the transcript as it is: the model sees every output whole, nothing to check, and
+      // no change on disk is told. Where the manager joins, check 6b holds it to them: an old text in view comes
+      // with the text it changed to, the file as it is now, or a CHANGED message.
+      if (n < joinAt) {
+        outputs.push(null);
+        fresh = [];
+        changed = new Map();
+        return;
+      }
+      cm = await ContextManager.open(openOptions);
+      callBase = n;
+      if (process.env.INV_DEBUG) console.log(`[join] at call ${n}`);
+    }
     // Now and then the agent restarts: the same session, resumed from the store, must go on as if it had not.
     if (resumes && r.next() < 0.05) {
       await cm.close();
@@ -342,9 +360,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // in view, or the text it changed to, or the file as it is now).
     for (const [rel, list] of outdated) {
       const now = disk(rel);
-      for (const { old, after } of list) {
+      for (const { old, after, later = [] } of list) {
         if (!all.includes(old)) continue;
-        const told = (now !== null && all.includes(now)) || all.includes(after) || texts.some((t) => t.includes('CHANGED') && t.includes(rel));
+        // (`joins`: or a read raw pi showed since, the change in it.)
+        const told = (now !== null && all.includes(now)) || all.includes(after) || later.some((t) => all.includes(t)) || texts.some((t) => t.includes('CHANGED') && t.includes(rel));
         if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
         const holder = () => texts.map((t, i) => (t.includes(old) ? `${i}:${out[i].role}:${t.slice(0, 40)}` : null)).filter(Boolean).join(', ') || 'tool-call arguments';
         expect(told, `${where(n)}: ${rel} changed on disk, its old text is in view (${told ? '' : holder()}) and the news is not`).toBe(true);
@@ -422,10 +441,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     lines.splice(rr.int(0, lines.length), 0, line(rr, 'x'));
     const after = lines.join('\n');
     writeFileSync(path.join(ws, rel), after);
-    const id = cm.resolve(rel).objectId;
+    const id = cm?.resolve(rel).objectId;
     const deadline = Date.now() + 10_000;
     const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.char_count === after.length;
-    while (!known() || (await cm.getObject(id))?.content !== after) {
+    while (cm && (!known() || (await cm.getObject(id))?.content !== after)) {
       expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed ${rel}`).toBe(true);
       await new Promise((res) => setTimeout(res, 20));
     }
@@ -439,10 +458,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const remove = async (rel) => {
     const before = disk(rel);
     unlinkSync(path.join(ws, rel));
-    const id = cm.resolve(rel).objectId;
+    const id = cm?.resolve(rel).objectId;
     const deadline = Date.now() + 10_000;
     const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.state === 'deleted';
-    while (!known() || (await cm.getObject(id))?.state !== 'deleted') {
+    while (cm && (!known() || (await cm.getObject(id))?.state !== 'deleted')) {
       expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed the deletion of ${rel}`).toBe(true);
       await new Promise((res) => setTimeout(res, 20));
     }
@@ -457,10 +476,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   const recreate = async (rel) => {
     const after = Array.from({ length: r.int(8, 60) }, () => line(r, 'r')).join('\n');
     writeFileSync(path.join(ws, rel), after);
-    const id = cm.resolve(rel).objectId;
+    const id = cm?.resolve(rel).objectId;
     const deadline = Date.now() + 10_000;
     const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.char_count === after.length;
-    while (!known() || (await cm.getObject(id))?.content !== after) {
+    while (cm && (!known() || (await cm.getObject(id))?.content !== after)) {
       expect(Date.now() < deadline, `seed ${seed}: the watcher never indexed ${rel} again`).toBe(true);
       await new Promise((res) => setTimeout(res, 20));
     }
@@ -489,7 +508,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
 
   /** One tool the agent calls: it runs (the file on disk, the manager told); its call and result. */
   const oneTool = async () => {
-    const kind = r.pick(['read', 'read', 'ranged', 'edit', 'edit', 'edit', 'bash', 'write', 'badEdit', 'activate', 'pin', 'unpin', 'deactivate']);
+    let kind = r.pick(['read', 'read', 'ranged', 'edit', 'edit', 'edit', 'bash', 'write', 'badEdit', 'activate', 'pin', 'unpin', 'deactivate']);
+    // (Raw pi, before the package joins: no context tools.)
+    if (!cm && ['activate', 'pin', 'unpin', 'deactivate'].includes(kind)) kind = 'read';
     // (The agent works on files that exist; a write may bring a deleted one back.)
     const rel = r.pick(deletions && kind !== 'write' ? present() : files);
     const callId = id();
@@ -501,16 +522,18 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const text = disk(rel);
       if (throughShell) {
         const command = `cat ${rel}`;
-        await cm.observeBash(command, text);
+        await cm?.observeBash(command, text);
         call = { id: callId, name: 'bash', arguments: { command } };
         result = msg.result(callId, 'bash', text);
       } else {
-        await cm.read(rel);
+        await cm?.read(rel);
         call = { id: callId, name: 'read', arguments: { path: rel } };
         result = msg.result(callId, 'read', text);
       }
       shown.set(rel, text);
       unshown.delete(rel);
+      // (Raw pi, before the package joins: this read shows the changes made before it.)
+      if (!cm) for (const e of outdated.get(rel) ?? []) e.later = [...(e.later ?? []), text];
     } else if (kind === 'ranged') {
       const lines = disk(rel).split('\n');
       const offset = r.int(1, lines.length);
@@ -519,17 +542,17 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
         // The whole file as a numbered listing: every line quotable, not the text.
         const command = `nl -ba ${rel}`;
         const listing = lines.map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join('\n');
-        await cm.observeBash(command, listing);
+        await cm?.observeBash(command, listing);
         call = { id: callId, name: 'bash', arguments: { command } };
         result = msg.result(callId, 'bash', listing);
         expected = listing;
       } else if (throughShell) {
         const command = `sed -n '${offset},${offset + limit - 1}p' ${rel}`;
-        await cm.observeBash(command, lines.slice(offset - 1, offset - 1 + limit).join('\n'));
+        await cm?.observeBash(command, lines.slice(offset - 1, offset - 1 + limit).join('\n'));
         call = { id: callId, name: 'bash', arguments: { command } };
         result = msg.result(callId, 'bash', lines.slice(offset - 1, offset - 1 + limit).join('\n'));
       } else {
-        await cm.observePartialRead(rel);
+        await cm?.observePartialRead(rel);
         call = { id: callId, name: 'read', arguments: { path: rel, offset, limit } };
         result = msg.result(callId, 'read', sliceOutput(lines, offset, limit));
       }
@@ -544,7 +567,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const newLines = Array.from({ length: r.int(1, 5) }, () => line(r, 'e'));
       lines.splice(at, len, ...newLines);
       writeFileSync(path.join(ws, rel), lines.join('\n'));
-      await cm.observeEdit(rel);
+      await cm?.observeEdit(rel);
       agentChanged(rel, before, newLines.join('\n'));
       call = { id: callId, name: 'edit', arguments: { path: rel, oldText, newText: newLines.join('\n') } };
       result = msg.result(callId, 'edit', `Successfully replaced text in ${rel}.`);
@@ -555,7 +578,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
       const content = Array.from({ length: r.int(5, 60) }, () => line(r, 'w')).join('\n');
       agentChanged(rel, disk(rel), content, true);
       writeFileSync(path.join(ws, rel), content);
-      await cm.observeWrite(rel);
+      await cm?.observeWrite(rel);
       // A write replaces the file: nothing changed outside it is left to tell.
       changed.delete(rel);
       outdated.delete(rel);
@@ -566,7 +589,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     } else if (kind === 'bash') {
       const command = `grep -n ${r.pick(WORDS)} ${rel}`;
       const text = Array.from({ length: r.int(1, 40) }, (_, i) => `${rel}:${i + 1}:${line(r, 'b')}`).join('\n');
-      await cm.observeBash(command, text);
+      await cm?.observeBash(command, text);
       call = { id: callId, name: 'bash', arguments: { command } };
       result = msg.result(callId, 'bash', text);
     } else {
@@ -781,6 +804,14 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_LATE ? seeds : [1, 2]) {
     test(`seed ${seed}, late changes`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, lateChanges: true });
+    }, 60_000);
+  }
+  // The package joins a session pi ran without it (session 44). INV_JOIN=1 runs the INV_SEEDS so; INV_JOIN_WITH=
+  // parallel,shellReads,… turns those modes on too.
+  const joinWith = Object.fromEntries((process.env.INV_JOIN_WITH ?? '').split(',').filter(Boolean).map((k) => [k, true]));
+  for (const seed of process.env.INV_JOIN ? seeds : [1, 2]) {
+    test(`seed ${seed}, joins`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, joins: true, ...joinWith });
     }, 60_000);
   }
   // Both: `/tree` back across a compaction, to the branch as it was before it.

@@ -3321,3 +3321,156 @@ async fn a_host_fold_behind_a_kept_file_list_lists_the_files_once() {
         }
     }
 }
+
+/// A session that starts on a transcript it did not see happen (the package
+/// installed into a running pi session, a fork of a session this store never
+/// had): the files its reads, writes and edits name are indexed as the
+/// results are taken in, so each is a known object (the toolcall's
+/// `file_refs` names it, the pool lists it, its watcher tracks it). What the
+/// model saw of each is what the transcript shows — the read's text, the
+/// written text, the edits applied to them — and when the file on disk is
+/// not that any more, the next call tells the difference, as for a change
+/// made while the session ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_from_before_the_session_tells_what_changed_since() {
+    let v1 = body("READ", 12);
+    let v2 = v1.replace("READ line 005", "OUTSIDE line 005");
+    let edited = v1.replace("READ line 003", "EDITED line 003");
+    let edit = json!({"path": "a.ts", "oldText": "READ line 003", "newText": "EDITED line 003"});
+    let edit_ok = "Successfully replaced text in a.ts.";
+    // (what the transcript holds, the file on disk now, the change told)
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, Value, String)>,
+        String,
+        Option<(&'a str, &'a str)>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "a read of an older text",
+            vec![("read", json!({"path": "a.ts"}), v1.clone())],
+            v2.clone(),
+            Some(("READ line 005", "OUTSIDE line 005")),
+        ),
+        (
+            "a read of the text on disk",
+            vec![("read", json!({"path": "a.ts"}), v1.clone())],
+            v1.clone(),
+            None,
+        ),
+        (
+            "a read, then the model's edit: the file is what it made",
+            vec![
+                ("read", json!({"path": "a.ts"}), v1.clone()),
+                ("edit", edit.clone(), edit_ok.to_string()),
+            ],
+            edited.clone(),
+            None,
+        ),
+        (
+            "a read, the model's edit, then a change on disk",
+            vec![
+                ("read", json!({"path": "a.ts"}), v1.clone()),
+                ("edit", edit.clone(), edit_ok.to_string()),
+            ],
+            edited.replace("READ line 005", "OUTSIDE line 005"),
+            Some(("READ line 005", "OUTSIDE line 005")),
+        ),
+        (
+            "a write, then the model's edit",
+            vec![
+                (
+                    "write",
+                    json!({"path": "a.ts", "content": v1}),
+                    "Wrote a.ts".to_string(),
+                ),
+                ("edit", edit.clone(), edit_ok.to_string()),
+            ],
+            edited.clone(),
+            None,
+        ),
+        (
+            "an older read, the model's edit, a read of the text on disk",
+            vec![
+                ("read", json!({"path": "a.ts"}), v1.clone()),
+                ("edit", edit.clone(), edit_ok.to_string()),
+                ("read", json!({"path": "a.ts"}), v2.clone()),
+            ],
+            v2.clone(),
+            None,
+        ),
+    ];
+    for (what, calls, on_disk, told) in cases {
+        for store in stores() {
+            let ws = Workspace::new(store);
+            let mut o = opts("transcript-before", roomy());
+            o.watch = true;
+            ws.write("a.ts", &on_disk);
+            let mut s = ws.open(o).await;
+            let mut t = Transcript::default();
+            t.user("look");
+            for (k, (tool, args, output)) in calls.iter().enumerate() {
+                t.call(&format!("c{k}"), tool, args.clone(), output);
+            }
+            t.user("go on");
+            let out = s.transform_context(&t.messages).await.unwrap();
+            match told {
+                Some((gone, now)) => {
+                    the_diff_notice(&out, gone, now);
+                }
+                None => assert_eq!(
+                    notices_about(&out, "f1 a.ts"),
+                    Vec::<String>::new(),
+                    "{what}"
+                ),
+            }
+            // The file is an object of the session, and the calls name it.
+            let id = ws.file_id("a.ts");
+            let file = s.get_object(&id).await.unwrap().expect(what);
+            assert_eq!(file["content"], json!(on_disk), "{what}");
+            assert!(
+                s.snapshot().metadata_pool.iter().any(|e| e.id == id),
+                "{what}: not listed"
+            );
+            let call = s.get_object(&toolcall_id(&s, "c0")).await.unwrap().unwrap();
+            assert_eq!(call["file_refs"], json!([id]), "{what}");
+            // Told once; a change from now on is told as in any session.
+            t.user("again");
+            let again = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(
+                occurrences(&again, "CHANGED f1"),
+                told.map_or(0, |_| 1),
+                "{what}"
+            );
+            let later = on_disk.replace("line 009", "LATER line 009");
+            changed_on_disk(&ws, &mut s, "a.ts", &later).await;
+            t.user("and now");
+            let now = s.transform_context(&t.messages).await.unwrap();
+            assert_eq!(occurrences(&now, "+READ LATER line 009"), 1, "{what}");
+            s.close().await.unwrap();
+        }
+    }
+}
+
+/// …and a file held as metadata only (a secret, a binary) read there: its
+/// result is the line saying so, not a text of the file — nothing to tell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_s_read_of_a_withheld_file_is_not_a_change() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        ws.write(".env", "API_KEY=sk-live-0123456789abcdef0123\n");
+        let mut s = ws.open(opts("transcript-withheld", roomy())).await;
+        let mut t = Transcript::default();
+        t.user("look").call(
+            "c0",
+            "read",
+            json!({"path": ".env"}),
+            "API_KEY=sk-live-0123456789abcdef0123\n",
+        );
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "CHANGED f"), 0, "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "sk-live-0123456789abcdef0123"), 0);
+        s.close().await.unwrap();
+    }
+}

@@ -9,7 +9,7 @@
 //! The text is a unified diff against the version the model last saw, or,
 //! when that is too long, a line saying how much changed and how to see it.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use similar::TextDiff;
 
@@ -54,6 +54,9 @@ pub struct SeenFiles {
     /// Changes a read or an activation showed before they were told (see
     /// [`SeenFiles::shown_while_changed`]).
     shown: Vec<(String, String)>,
+    /// Files this ingest indexed from the transcript itself (no tool of
+    /// this session did: see [`SeenFiles::from_transcript`]).
+    from_transcript: HashSet<String>,
 }
 
 impl SeenFiles {
@@ -204,6 +207,25 @@ impl SeenFiles {
             };
             self.outside.push((id.to_string(), wrote, now.clone()));
         }
+    }
+
+    /// `id` was indexed as the transcript named it, not by a tool of this
+    /// session (the package joined a running session, a fork of a session
+    /// this store never had): what the model saw of it is what the
+    /// transcript's results show, not the file as it is now.
+    pub fn from_transcript(&mut self, id: &str) {
+        self.from_transcript.insert(id.to_string());
+    }
+
+    /// Whether `id` was indexed from this ingest's transcript.
+    pub fn is_from_transcript(&self, id: &str) -> bool {
+        self.from_transcript.contains(id)
+    }
+
+    /// A new ingest: files indexed from now on are the only ones whose
+    /// results no tool of this session saw.
+    pub fn forget_transcript_files(&mut self) {
+        self.from_transcript.clear();
     }
 
     /// The changes under the model's own edits since the last take.

@@ -27,6 +27,18 @@ pub fn apply_edit(text: &str, args: &Value) -> Option<String> {
     Some(text)
 }
 
+/// Whether a whole `read`'s output is not the file's text because pi cut
+/// it short: past its line or byte limit it ends with `[Showing lines 1-N
+/// of M. Use offset=N+1 to continue.]`; a first line over the byte limit
+/// is one bracketed line, `[Line 1 is …, exceeds … limit. …]`.
+pub fn cut_short(output: &str) -> bool {
+    let last = output.rsplit("\n\n").next().unwrap_or(output);
+    (last.starts_with("[Showing lines ") && last.ends_with(']'))
+        || (output.starts_with("[Line 1 is ")
+            && output.contains("exceeds")
+            && !output.contains('\n'))
+}
+
 /// The lines of `text` an edit could quote and the model find again:
 /// trimmed, 8 chars or more (the replay instrument's anchor lines,
 /// docs/notes/replay.md).
@@ -137,6 +149,21 @@ mod tests {
 
     const AFTER: &str =
         "fn main() {\n    let greeting = \"bye\";\n    println!(\"{greeting}\");\n}\n";
+
+    #[test]
+    fn a_read_pi_cut_short_is_not_the_file_s_text() {
+        // pi 0.73 and 1.x word these alike (dist/core/tools/read.js).
+        assert!(cut_short(
+            "a\nb\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]"
+        ));
+        assert!(cut_short(
+            "a\n\n[Showing lines 1-1200 of 1500 (50.0KB limit). Use offset=1201 to continue.]"
+        ));
+        assert!(cut_short("[Line 1 is 61.2KB, exceeds 50.0KB limit. Use bash: sed -n '1p' a.min.js | head -c 51200]"));
+        assert!(!cut_short("a\nb\n"));
+        assert!(!cut_short("see [Showing lines 1-2] below\n"));
+        assert!(!cut_short(""));
+    }
 
     #[test]
     fn the_replaced_text_is_gone_when_a_quotable_end_line_is_kept_and_no_removed_line_remains() {

@@ -268,6 +268,8 @@ impl Session {
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
         if !is_error {
+            // The text a `read` tool returned (not a shell read's output).
+            let read_text = (tool == "read").then(|| content.to_string());
             // As the layout takes the call: a shell read is a read.
             let tool = self.cache.state.calls[call as usize].tool.clone();
             let tool = tool.as_str();
@@ -278,6 +280,16 @@ impl Session {
             let ranged = self.cache.state.calls[call as usize].ranged;
             let shown = shown.into_iter().map(|(id, hash)| (id, Some(hash)));
             for (id, hash) in file.into_iter().map(|id| (id, None)).chain(shown) {
+                // A file indexed from the transcript: what its calls show.
+                if hash.is_none() && self.cache.seen.is_from_transcript(&id) {
+                    let text = match tool {
+                        "write" => args.get("content").and_then(Value::as_str),
+                        "read" if !ranged => read_text.as_deref(),
+                        _ => None,
+                    };
+                    self.seen_in_transcript(&id, tool, text, &args);
+                    continue;
+                }
                 // Its own edit: the version that edit made (and what changed
                 // outside it before, told at this call).
                 if tool == "edit" && self.seen_edit(&id, &args) {
@@ -415,6 +427,50 @@ impl Session {
             self.cache.seen.edit_unknown(id, &now, own);
         }
         known
+    }
+
+    /// What the model saw of `id`, a file indexed from the transcript
+    /// (`session/named_files.rs`), after a call of it: a whole read's text
+    /// or a write's (`text`), the text it had seen with an edit applied. A
+    /// text that is not the file's now is told at this call (its diff); a
+    /// slice, a shell read's output or a read pi cut short shows part of
+    /// the file: the current version is taken at a first sight only, as a
+    /// slice is in any session.
+    fn seen_in_transcript(&mut self, id: &str, tool: &str, text: Option<&str>, args: &Value) {
+        let text = match (tool, text) {
+            (_, Some(t)) if !crate::context::tool_args::cut_short(t) => Some(t.to_string()),
+            ("edit", _) => match self.cache.seen.get(id).map(|s| s.content.as_deref()) {
+                // Its first sight: the edit's result says the file holds it.
+                None => None,
+                Some(seen) => {
+                    match seen.and_then(|t| crate::context::tool_args::apply_edit(t, args)) {
+                        Some(after) => Some(after),
+                        // Not on the text it saw: the diff from that text tells.
+                        None => return,
+                    }
+                }
+            },
+            _ => None,
+        };
+        let Some(now) = self.current_seen(id) else {
+            return;
+        };
+        // Held as metadata only (withheld, binary, too large): the result is
+        // a line saying so, not a text of it.
+        let text = text.filter(|_| now.content.is_some());
+        match text {
+            Some(t) if now.content.as_deref() != Some(t.as_str()) => {
+                let seen = Seen {
+                    object_hash: String::new(),
+                    content: Some(t),
+                };
+                self.set_seen(id, seen);
+                self.cache.seen.new_version(id);
+            }
+            Some(_) => self.set_seen(id, now),
+            None if self.cache.seen.get(id).is_none() => self.set_seen(id, now),
+            None => {}
+        }
     }
 
     /// `id`'s current version, as a [`Seen`] (file objects only).

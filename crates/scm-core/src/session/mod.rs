@@ -52,6 +52,7 @@ pub mod handle;
 mod handover;
 pub mod inspect;
 pub mod links;
+mod named_files;
 mod ops;
 mod outage;
 pub mod paged;

@@ -89,7 +89,7 @@ impl Session {
 
     /// The file's version planned against the one this session knows (the
     /// store could not be asked).
-    fn read_offline(&mut self, path: &str) -> Result<VersionPlan> {
+    pub(super) fn read_offline(&mut self, path: &str) -> Result<VersionPlan> {
         self.ensure_open()?;
         let resolved = self.resolver().resolve_read(path)?;
         let known = self

@@ -275,6 +275,7 @@ impl Session {
             .iter()
             .map(|(i, _)| classify(*i, at(*i)))
             .collect::<Result<Vec<_>>>()?;
+        self.cache.seen.forget_transcript_files();
         for ((i, fp), kind) in sel.new.iter().zip(kinds) {
             self.ingest_one(at(*i), fp.clone(), kind);
             if at(*i)["role"] == "compactionSummary" {
@@ -520,6 +521,9 @@ impl Session {
         }
         let id = self.next_toolcall_id(&call_id);
         let context_tool = self.options.policy.is_context_tool(&tool);
+        if !is_error {
+            self.index_named_file(&tool, &args);
+        }
         let file_refs = self.file_refs(&tool, &args, &content, read_call.as_ref());
 
         let mut doc = toolcall_document(
