@@ -3353,6 +3353,18 @@ async fn a_transcript_from_before_the_session_tells_what_changed_since() {
             Some(("READ line 005", "OUTSIDE line 005")),
         ),
         (
+            "a cat of an older text",
+            vec![("bash", json!({"command": "cat a.ts"}), format!("{v1}\n"))],
+            v2.clone(),
+            Some(("READ line 005", "OUTSIDE line 005")),
+        ),
+        (
+            "a cat of the text on disk, printed with a final newline",
+            vec![("bash", json!({"command": "cat a.ts"}), format!("{v1}\n"))],
+            v1.clone(),
+            None,
+        ),
+        (
             "a read of the text on disk",
             vec![("read", json!({"path": "a.ts"}), v1.clone())],
             v1.clone(),
@@ -3471,6 +3483,70 @@ async fn a_transcript_s_read_of_a_withheld_file_is_not_a_change() {
         let out = s.transform_context(&t.messages).await.unwrap();
         assert_eq!(occurrences(&out, "CHANGED f"), 0, "{:#?}", texts(&out));
         assert_eq!(occurrences(&out, "sk-live-0123456789abcdef0123"), 0);
+        s.close().await.unwrap();
+    }
+}
+
+/// Two edits of one file in one message, and the agent restarts before
+/// their results reach a call: the versions they were applied to are
+/// persisted as a read's are, so neither edit reads as a change made outside
+/// the model (before: the first result found the file with both edits in,
+/// and told the two as a CHANGED diff).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_whose_results_come_after_a_restart_are_not_told_as_changes() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("edits-restart", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("SAME", 12);
+        let (a, b) = ("SAME line 003", "SAME line 008");
+        let v2 = v1.replace(a, "MINE line 003");
+        let v3 = v2.replace(b, "MINE line 008");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r1", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        ws.write("a.ts", &v2);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        ws.write("a.ts", &v3);
+        assert!(s.observe_edit("a.ts").await.unwrap().ok);
+        s.close().await.unwrap();
+        s = ws.open(o.clone()).await;
+        let ok = "Successfully replaced text in a.ts.";
+        t.assistant(
+            "",
+            &[
+                (
+                    "e1",
+                    "edit",
+                    json!({"path": "a.ts", "oldText": a, "newText": "MINE line 003"}),
+                ),
+                (
+                    "e2",
+                    "edit",
+                    json!({"path": "a.ts", "oldText": b, "newText": "MINE line 008"}),
+                ),
+            ],
+        )
+        .result("e1", "edit", ok, false)
+        .result("e2", "edit", ok, false);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(notices_about(&out, "f1 a.ts"), Vec::<String>::new());
+        // A change after them is told as ever, against the text they made.
+        changed_on_disk(
+            &ws,
+            &mut s,
+            "a.ts",
+            &v3.replace("SAME line 005", "OUTSIDE line 005"),
+        )
+        .await;
+        t.user("again");
+        let again = s.transform_context(&t.messages).await.unwrap();
+        let n = the_diff_notice(&again, "SAME line 005", "OUTSIDE line 005");
+        assert!(!n.contains("+MINE") && !n.contains("-SAME line 003"), "{n}");
         s.close().await.unwrap();
     }
 }

@@ -115,14 +115,16 @@ impl SeenFiles {
     }
 
     /// The model's edit of `id` was indexed: applied to `base`, it made
-    /// `after` (only for a file the model has seen).
-    pub fn edit_indexed(&mut self, id: &str, base: Seen, after: Seen) {
-        if self.versions.contains_key(id) {
-            self.edits
-                .entry(id.to_string())
-                .or_default()
-                .push_back((base, after));
+    /// `after` (only for a file the model has seen: whether it was kept).
+    pub fn edit_indexed(&mut self, id: &str, base: Seen, after: Seen) -> bool {
+        if !self.versions.contains_key(id) {
+            return false;
         }
+        self.edits
+            .entry(id.to_string())
+            .or_default()
+            .push_back((base, after));
+        true
     }
 
     /// The version the model's next edit of `id` made, when indexed (the
@@ -189,9 +191,11 @@ impl SeenFiles {
     }
 
     /// Every read result of the call has arrived: what is left was indexed
-    /// by something else than a `read` tool (an `expand`).
+    /// by something else than a `read` tool (an `expand`). So has every edit
+    /// result (one left over never reached the transcript).
     pub fn forget_reads(&mut self) {
         self.reads.clear();
+        self.edits.clear();
     }
 
     /// The result of the model's write of `id` arrived: it knows the text

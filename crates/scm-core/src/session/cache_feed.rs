@@ -268,8 +268,9 @@ impl Session {
         // What the model now knows of each file: the version this call read,
         // wrote, edited or showed.
         if !is_error {
-            // The text a `read` tool returned (not a shell read's output).
-            let read_text = (tool == "read").then(|| content.to_string());
+            // The text a `read` tool returned, or a `bash` that only printed
+            // a file (a shell read: whole or a slice, as the layout takes it).
+            let read_text = matches!(tool, "read" | "bash").then(|| content.to_string());
             // As the layout takes the call: a shell read is a read.
             let tool = self.cache.state.calls[call as usize].tool.clone();
             let tool = tool.as_str();
@@ -392,9 +393,13 @@ impl Session {
     pub(super) fn note_edit_indexed(&mut self, plan: &crate::fs::indexer::VersionPlan) {
         let seen = Seen::of;
         if let Some(base) = &plan.base {
-            self.cache
-                .seen
-                .edit_indexed(&plan.object_id, seen(base), seen(&plan.doc));
+            let (base, after) = (seen(base), seen(&plan.doc));
+            let hashes = (base.object_hash.clone(), after.object_hash.clone());
+            if self.cache.seen.edit_indexed(&plan.object_id, base, after) {
+                let shows = self.cache.state.edit_shows.entry(plan.object_id.clone());
+                shows.or_default().push(hashes);
+                self.writes.pending.chat = true;
+            }
         }
     }
 
@@ -414,6 +419,14 @@ impl Session {
         };
         let known = self.cache.seen.edit_seen(id, own);
         if known {
+            if let Some(q) = self.cache.state.edit_shows.get_mut(id) {
+                if !q.is_empty() {
+                    q.remove(0);
+                }
+                if q.is_empty() {
+                    self.cache.state.edit_shows.remove(id);
+                }
+            }
             if let Some(h) = self.cache.seen.get(id).map(|s| s.object_hash.clone()) {
                 // A change made after the edit (before this call) is still
                 // to tell (a later edit of the same message explains it
@@ -431,11 +444,12 @@ impl Session {
 
     /// What the model saw of `id`, a file indexed from the transcript
     /// (`session/named_files.rs`), after a call of it: a whole read's text
-    /// or a write's (`text`), the text it had seen with an edit applied. A
-    /// text that is not the file's now is told at this call (its diff); a
-    /// slice, a shell read's output or a read pi cut short shows part of
-    /// the file: the current version is taken at a first sight only, as a
-    /// slice is in any session.
+    /// (a shell read's output: `cat F`) or a write's (`text`), the text it
+    /// had seen with an edit applied. A text that is not the file's now is
+    /// told at this call (its diff; the same text up to a final newline is
+    /// the same: a shell may print it without); a slice or a read pi cut
+    /// short shows part of the file: the current version is taken at a
+    /// first sight only, as a slice is in any session.
     fn seen_in_transcript(&mut self, id: &str, tool: &str, text: Option<&str>, args: &Value) {
         let text = match (tool, text) {
             (_, Some(t)) if !crate::context::tool_args::cut_short(t) => Some(t.to_string()),
@@ -459,7 +473,7 @@ impl Session {
         // a line saying so, not a text of it.
         let text = text.filter(|_| now.content.is_some());
         match text {
-            Some(t) if now.content.as_deref() != Some(t.as_str()) => {
+            Some(t) if now.content.as_deref().map(str::trim_end) != Some(t.trim_end()) => {
                 let seen = Seen {
                     object_hash: String::new(),
                     content: Some(t),

@@ -15,18 +15,20 @@
 use serde_json::Value;
 
 use super::Session;
-use crate::context::tool_args::path_arg;
+use crate::context::tool_args::{path_arg, ReadOf};
 
 impl Session {
-    /// Indexes the file a successful `read`/`write`/`edit` result names
-    /// when the session has not (read from disk now, planned against what
-    /// the session knows; a write that loses to another writer is rebased
-    /// as any). A file gone or unreadable stays unknown.
-    pub(super) fn index_named_file(&mut self, tool: &str, args: &Value) {
-        if !matches!(tool, "read" | "write" | "edit") {
-            return;
-        }
-        let Some(path) = path_arg(args) else {
+    /// Indexes the file a successful `read`/`write`/`edit` result names,
+    /// or a `bash` that only prints it (`read`, context/shell_read.rs), when
+    /// the session has not (read from disk now, planned against what the
+    /// session knows; a write that loses to another writer is rebased as
+    /// any). A file gone or unreadable stays unknown.
+    pub(super) fn index_named_file(&mut self, tool: &str, args: &Value, read: Option<&ReadOf>) {
+        let path = match tool {
+            "read" | "write" | "edit" => path_arg(args),
+            _ => read.map(|r| r.path.as_str()),
+        };
+        let Some(path) = path else {
             return;
         };
         let Ok(resolved) = self.resolver().resolve_read(path) else {

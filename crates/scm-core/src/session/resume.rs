@@ -555,6 +555,12 @@ impl Session {
         Ok(())
     }
 
+    /// The content of `id` when the session knows it at version `hash`.
+    fn known_as(&self, id: &str, hash: &str) -> Option<Option<String>> {
+        let c = self.objects.get(id).filter(|c| c.object_hash() == hash)?;
+        Some(c.str("content").map(str::to_string))
+    }
+
     /// Rebuilds what the model last saw of each file (resume): the content
     /// of each seen version, from the objects the session knows when it is still the
     /// latest, else from the object's history. Before reconciliation, so a
@@ -599,18 +605,38 @@ impl Session {
             .flat_map(|(id, hs)| hs.iter().map(move |h| (id.clone(), h.clone())))
             .collect();
         for (id, hash) in reads {
-            let content = match self.objects.get(&id).filter(|c| c.object_hash() == hash) {
-                Some(c) => c.str("content").map(str::to_string),
-                None => version_by_hash(&*self.store, &id, &hash, None)
-                    .await?
-                    .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
-            };
-            let read = Seen {
-                object_hash: hash,
-                content,
-            };
+            let read = seen_version(self.known_as(&id, &hash), &*self.store, &id, hash).await?;
             self.cache.seen.read_indexed(&id, read);
+        }
+        // The model's edits since the last call, their results still to come.
+        let edits: Vec<(String, (String, String))> = (self.cache.state.edit_shows.iter())
+            .flat_map(|(id, hs)| hs.iter().map(move |h| (id.clone(), h.clone())))
+            .collect();
+        for (id, (base, after)) in edits {
+            let base = seen_version(self.known_as(&id, &base), &*self.store, &id, base).await?;
+            let after = seen_version(self.known_as(&id, &after), &*self.store, &id, after).await?;
+            self.cache.seen.edit_indexed(&id, base, after);
         }
         Ok(())
     }
+}
+
+/// Version `hash` of a file as the model saw it: `known`, the content of the
+/// object the session knows when it is that version, else from its history.
+async fn seen_version(
+    known: Option<Option<String>>,
+    store: &dyn crate::store::Store,
+    id: &str,
+    hash: String,
+) -> Result<Seen> {
+    let content = match known {
+        Some(content) => content,
+        None => version_by_hash(store, id, &hash, None)
+            .await?
+            .and_then(|d| d.get("content").and_then(Value::as_str).map(str::to_string)),
+    };
+    Ok(Seen {
+        object_hash: hash,
+        content,
+    })
 }

@@ -128,9 +128,14 @@ impl Session {
         self.ingest_selection(sel, window, offset)?;
         // Every operation's result has arrived (one without, aborted, shows
         // nothing later).
-        if !self.cache.state.op_shows.is_empty() || !self.cache.state.read_shows.is_empty() {
-            self.cache.state.op_shows.clear();
-            self.cache.state.read_shows.clear();
+        let state = &mut self.cache.state;
+        if !state.op_shows.is_empty()
+            || !state.read_shows.is_empty()
+            || !state.edit_shows.is_empty()
+        {
+            state.op_shows.clear();
+            state.read_shows.clear();
+            state.edit_shows.clear();
             self.writes.pending.chat = true;
         }
         self.cache.seen.forget_reads();
@@ -522,7 +527,7 @@ impl Session {
         let id = self.next_toolcall_id(&call_id);
         let context_tool = self.options.policy.is_context_tool(&tool);
         if !is_error {
-            self.index_named_file(&tool, &args);
+            self.index_named_file(&tool, &args, read);
         }
         let file_refs = self.file_refs(&tool, &args, &content, read_call.as_ref());
 

@@ -182,6 +182,14 @@ pub struct CacheState {
     /// Persisted: a restart may fall between the read and that call.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub read_shows: BTreeMap<String, Vec<String>>,
+    /// Per file object id, for each of the model's edits since the last call
+    /// (of a file it had seen), in order: the `object_hash` of the version
+    /// the edit was applied to and of the one it made. Persisted: a restart
+    /// may fall between the edits and their results (two edits of one file
+    /// in one message, the second already in the file when the first's
+    /// result arrives).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub edit_shows: BTreeMap<String, Vec<(String, String)>>,
 }
 
 #[cfg(test)]
