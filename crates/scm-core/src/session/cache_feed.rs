@@ -270,7 +270,7 @@ impl Session {
         if !is_error {
             // The text a `read` tool returned, or a `bash` that only printed
             // a file (a shell read: whole or a slice, as the layout takes it).
-            let read_text = matches!(tool, "read" | "bash").then(|| content.to_string());
+            let read_text = matches!(tool, "read" | "bash").then_some(content);
             // As the layout takes the call: a shell read is a read.
             let tool = self.cache.state.calls[call as usize].tool.clone();
             let tool = tool.as_str();
@@ -285,7 +285,7 @@ impl Session {
                 if hash.is_none() && self.cache.seen.is_from_transcript(&id) {
                     let text = match tool {
                         "write" => args.get("content").and_then(Value::as_str),
-                        "read" if !ranged => read_text.as_deref(),
+                        "read" if !ranged => read_text,
                         _ => None,
                     };
                     self.seen_in_transcript(&id, tool, text, &args);
