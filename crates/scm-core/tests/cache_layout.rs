@@ -3415,10 +3415,8 @@ async fn a_transcript_from_before_the_session_tells_what_changed_since() {
     for (what, calls, on_disk, told) in cases {
         for store in stores() {
             let ws = Workspace::new(store);
-            let mut o = opts("transcript-before", roomy());
-            o.watch = true;
             ws.write("a.ts", &on_disk);
-            let mut s = ws.open(o).await;
+            let mut s = open_watched(&ws, "transcript-before").await;
             let mut t = Transcript::default();
             t.user("look");
             for (k, (tool, args, output)) in calls.iter().enumerate() {
