@@ -30,7 +30,7 @@
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
 // out: an edit whose new text is the whole file, seed 319), and where: a diagnostic.
-import { describe, test, expect } from 'vitest';
+import { describe, test, expect, inject } from 'vitest';
 import { mkdirSync, writeFileSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { scm, tempDir, uid, msg, textOf } from './helpers.mjs';
@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -111,12 +111,18 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // are raw pi's (no manager, no context tools; files change on disk as ever), the manager opens at call `joinAt` on
   // the whole transcript; an eighth generator.
   const joinAt = joins ? rng(seed ^ 0x2c1b3c6d).int(10, 80) : 0;
+  // `peers`: half the changes by someone else are another agent's on the same store and workspace (its own session):
+  // its edit lands on disk and in the store at once, so this session's watcher finds the version stored already;
+  // a ninth generator.
+  const peerR = rng(seed ^ 0x68e31da4);
   let lastRel = null;
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
-  const store = { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
+  // INV_XTDB=1: the run's XTDB node instead of an embedded file (each session its own ids, so seeds share the node).
+  const store = process.env.INV_XTDB ? { kind: 'xtdb', url: inject('xtdbUrl'), timeoutMs: 20_000 } : { kind: 'embedded', path: path.join(tempDir('scm-inv-db-'), 'store.sqlite') };
   const openOptions = { sessionId: uid('inv'), workspaceRoot: ws, store, watch: external, cachePolicy, layout };
   let cm = joinAt > 0 ? null : await ContextManager.open(openOptions);
+  const peer = peers ? await ContextManager.open({ ...openOptions, sessionId: uid('peer'), watch: false }) : null;
   const files = [];
   for (let i = 0; i < r.int(4, 8); i++) {
     const rel = `src/m${i}.ts`;
@@ -451,6 +457,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // manager's to follow.)
     const follows = cm && !(joinAt > 0 && !cm.snapshot().metadataPool.some((e) => e.id === id));
     writeFileSync(path.join(ws, rel), after);
+    if (peer && peerR.next() < 0.5) await peer.observeWrite(rel);
     const deadline = Date.now() + 10_000;
     const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.char_count === after.length;
     while (follows && (!known() || (await cm.getObject(id))?.content !== after)) {
@@ -725,6 +732,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // Static references: every 7th call rebuilt as it was sent.
   for (let n = callBase; n < outputs.length; n += 7) expect(await cm.reconstructCall(n - callBase), `seed ${seed}: reconstructCall(${n})`).toEqual(outputs[n]);
   await cm.close();
+  await peer?.close();
   return stats;
 }
 
@@ -821,6 +829,19 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_JOIN ? seeds : [1, 2]) {
     test(`seed ${seed}, joins`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, joins: true, ...joinWith });
+    }, 60_000);
+  }
+  // …with files deleted and brought back too (session 45): 2 and 7, a file read, then deleted before the package
+  // joined, its old text in view and never told gone (check 6b).
+  for (const seed of [2, 7]) {
+    test(`seed ${seed}, joins with deletions`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, joins: true, deletions: true, lateChanges: true });
+    }, 60_000);
+  }
+  // Another agent on the same store and workspace makes half the changes (session 45). INV_PEERS=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_PEERS ? seeds : [1, 2]) {
+    test(`seed ${seed}, peers`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, peers: true });
     }, 60_000);
   }
   // Both: `/tree` back across a compaction, to the branch as it was before it.

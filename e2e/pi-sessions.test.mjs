@@ -5,7 +5,7 @@
 // Run: node --test e2e/
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, readFileSync } from "node:fs";
+import { writeFileSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { runPi } from "./harness.mjs";
 import {
@@ -327,16 +327,18 @@ for (const line of PI_LINES) {
 			assert.ok(text.includes("-ALPHA-1") && text.includes("+ALPHA-2"), text.slice(-1500));
 		});
 
-		it("the package joins a session pi ran without it: a file read there that changed since is told at the first call, one that did not is not", opt, async () => {
+		it("the package joins a session pi ran without it: a file read there that changed since is told at the first call, one deleted since is told gone, one unchanged is not told", opt, async () => {
 			const [a1, a2, b1] = [doc("ALPHA-1"), doc("ALPHA-2"), doc("BRAVO-1")];
-			const ws = workspace(BASE, { "a.md": a1, "b.md": b1 });
-			const plain = checked(await runPi({ line, ...ws, script: [step(call("read", { path: "a.md" })), step(call("read", { path: "b.md" })), "one"], prompt: "first" }));
+			const ws = workspace(BASE, { "a.md": a1, "b.md": b1, "c.md": doc("CHARLIE-1") });
+			const plain = checked(await runPi({ line, ...ws, script: [step(call("read", { path: "a.md" })), step(call("read", { path: "b.md" })), step(call("read", { path: "c.md" })), "one"], prompt: "first" }));
 			writeFileSync(join(ws.cwd, "a.md"), a2);
+			unlinkSync(join(ws.cwd, "c.md"));
 			const joined = await scm({ line, ...again(ws), sessionId: plain.sessionId, script: ["two"], prompt: "second" });
 			const text = allText(joined.captures[0]);
 			assert.equal(count(text, "CHANGED f1 a.md since you saw it"), 1, text.slice(-1500));
 			assert.ok(text.includes("-ALPHA-1") && text.includes("+ALPHA-2"), text.slice(-1500));
 			assert.equal(count(text, "CHANGED f2"), 0, text.slice(-1500));
+			assert.equal(count(text, "CHANGED f3 c.md: deleted or no longer readable"), 1, text.slice(-1500));
 		});
 
 		it("/context lists the active objects, pool, pinned and totals; the status line shows a token gauge", opt, async () => {

@@ -3462,6 +3462,69 @@ async fn a_transcript_from_before_the_session_tells_what_changed_since() {
     }
 }
 
+/// …and a file the transcript read that is gone now (deleted or moved while
+/// pi ran without the package): the model is told it is gone, at the first
+/// call, and the file is an object of the session (a deleted version), so
+/// its return is told too. A transcript none of whose files is in the
+/// workspace (a session recorded on another machine, replayed here) is not
+/// this workspace's: nothing is told and nothing indexed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_s_file_deleted_since_is_told_gone() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        ws.write("src/b.ts", "kept\n");
+        ws.write("README.md", "unrelated\n");
+        let mut s = open_watched(&ws, "transcript-deleted").await;
+        let old = body("GONE", 12);
+        let mut t = Transcript::default();
+        // The gone file first: the file found on disk comes after it.
+        t.user("look")
+            .call("c0", "read", json!({"path": "src/a.ts"}), &old)
+            .call("c1", "read", json!({"path": "src/b.ts"}), "kept\n");
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            notices_about(&out, "f1 src/a.ts"),
+            vec!["CHANGED f1 src/a.ts: deleted or no longer readable".to_string()],
+            "{:#?}",
+            texts(&out)
+        );
+        assert_eq!(occurrences(&out, "CHANGED f"), 1, "{:#?}", texts(&out));
+        let id = ws.file_id("src/a.ts");
+        let file = s
+            .get_object(&id)
+            .await
+            .unwrap()
+            .expect("indexed as deleted");
+        assert_eq!(file["state"], json!("deleted"));
+        let call = s.get_object(&toolcall_id(&s, "c0")).await.unwrap().unwrap();
+        assert_eq!(call["file_refs"], json!([id]));
+        // Told once; back on disk, told again.
+        t.user("again");
+        let again = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&again, "CHANGED f1"), 1);
+        changed_on_disk(&ws, &mut s, "src/a.ts", &old).await;
+        t.user("and now");
+        let now = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&now, "CHANGED f1"), 2, "{:#?}", texts(&now));
+        s.close().await.unwrap();
+
+        // Another machine's session: its files are none of this workspace's.
+        let mut s = open_watched(&ws, "transcript-elsewhere").await;
+        let mut t = Transcript::default();
+        t.user("look")
+            .call("c0", "read", json!({"path": "lib/x.ts"}), &old)
+            .call("c1", "read", json!({"path": "AGENTS.md"}), "rules\n");
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(occurrences(&out, "CHANGED f"), 0, "{:#?}", texts(&out));
+        for rel in ["lib/x.ts", "AGENTS.md"] {
+            assert!(s.get_object(&ws.file_id(rel)).await.unwrap().is_none());
+        }
+        s.close().await.unwrap();
+    }
+}
+
 /// …and a file held as metadata only (a secret, a binary) read there: its
 /// result is the line saying so, not a text of the file — nothing to tell.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -487,6 +487,17 @@ impl Session {
         }
     }
 
+    /// The model saw a text of `id` that is gone now (a transcript's file,
+    /// [`Session::index_gone_files`]): told at the next call.
+    pub(super) fn seen_gone(&mut self, id: &str) {
+        let seen = Seen {
+            object_hash: String::new(),
+            content: None,
+        };
+        self.set_seen(id, seen);
+        self.cache.seen.new_version(id);
+    }
+
     /// `id`'s current version, as a [`Seen`] (file objects only).
     fn current_seen(&self, id: &str) -> Option<Seen> {
         let c = self.objects.get(id)?;

@@ -251,6 +251,8 @@ pub struct Session {
     commit_tip: Option<(String, u64)>,
     /// What the version pins of shown notes' links resolved to (link lines).
     pins: crate::memory::links::PinStates,
+    /// Files transcripts name that no tool of the session indexed.
+    named: named_files::NamedFiles,
 }
 
 impl std::fmt::Debug for Session {
@@ -287,6 +289,7 @@ impl Session {
             handover: Default::default(),
             commit_tip: None,
             pins: Default::default(),
+            named: Default::default(),
         }
     }
 

@@ -224,7 +224,7 @@ impl Session {
         Ok(was_active)
     }
 
-    fn is_deleted(&self, id: &str) -> bool {
+    pub(super) fn is_deleted(&self, id: &str) -> bool {
         self.objects.get(id).and_then(|c| c.str("state")) == Some("deleted")
     }
 

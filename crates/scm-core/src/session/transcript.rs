@@ -287,6 +287,7 @@ impl Session {
                 self.cache_host_compaction(at(*i), window.get(*i + 1 - offset));
             }
         }
+        self.index_gone_files();
         let cursor_before = self.cursor.consumed;
         self.cursor.commit(&sel);
         let any_new = !sel.new.is_empty();
