@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false, bursts = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -115,6 +115,9 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // its edit lands on disk and in the store at once, so this session's watcher finds the version stored already;
   // a ninth generator.
   const peerR = rng(seed ^ 0x68e31da4);
+  // `bursts`: now and then someone changes many files at once (a branch checkout, a formatter over the tree),
+  // some by many lines, all before one call: one notice tells them all within its bound; a tenth generator.
+  const burstR = rng(seed ^ 0x3c6ef372);
   let lastRel = null;
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
@@ -443,14 +446,19 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     if (deletions && deleted.length > 0 && r.next() < 0.3) return recreate(r.pick(deleted));
     const rel = r.pick([...shown.keys()].filter((f) => disk(f) !== null));
     if (!rel) return;
+    if (bursts && burstR.next() < 0.4) {
+      const all = [...shown.keys()].filter((f) => disk(f) !== null);
+      for (const f of all.filter(() => burstR.next() < 0.7)) await rewrite(f, burstR, burstR.int(1, 40));
+      return;
+    }
     if (deletions && present().length > 2 && r.next() < 0.25) return remove(rel);
     return rewrite(rel, r);
   };
-  // `rel` gets a line more, where `rr` says.
-  const rewrite = async (rel, rr) => {
+  // `rel` gets `count` lines more, where `rr` says.
+  const rewrite = async (rel, rr, count = 1) => {
     const before = disk(rel);
     const lines = before.split('\n');
-    lines.splice(rr.int(0, lines.length), 0, line(rr, 'x'));
+    for (let k = 0; k < count; k++) lines.splice(rr.int(0, lines.length), 0, line(rr, 'x'));
     const after = lines.join('\n');
     const id = cm?.resolve(rel).objectId;
     // (`joins`: a file the model saw only in messages pi compacted away before the manager joined is not the
@@ -836,6 +844,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of [2, 7]) {
     test(`seed ${seed}, joins with deletions`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, joins: true, deletions: true, lateChanges: true });
+    }, 60_000);
+  }
+  // Many files changed at once now and then (session 45). INV_BURSTS=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_BURSTS ? seeds : [1, 2]) {
+    test(`seed ${seed}, bursts`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, bursts: true });
     }, 60_000);
   }
   // Another agent on the same store and workspace makes half the changes (session 45). INV_PEERS=1 runs the INV_SEEDS so.

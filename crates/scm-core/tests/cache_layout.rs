@@ -1829,6 +1829,66 @@ async fn a_pin_after_an_edit_replacing_the_whole_file_keeps_the_edit() {
     }
 }
 
+/// Many files in view change at once (a branch checkout, a formatter run
+/// over the tree): the notice stays bounded — diffs while they fit in
+/// `MAX_NOTICE_CHARS`, then one line per file saying how many lines differ —
+/// and names every file once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_changes_is_told_within_a_bound() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "burst").await;
+        let mut t = Transcript::default();
+        t.user("look");
+        let names: Vec<String> = (0..12).map(|k| format!("src/m{k:02}.ts")).collect();
+        for (k, rel) in names.iter().enumerate() {
+            let v1 = body(&format!("M{k:02}"), 40);
+            ws.write(rel, &v1);
+            s.read(rel).await.unwrap();
+            t.call(&format!("r{k}"), "read", json!({"path": rel}), &v1);
+        }
+        s.transform_context(&t.messages).await.unwrap();
+        for (k, rel) in names.iter().enumerate() {
+            let tag = format!("M{k:02}");
+            let mut v2 = body(&tag, 40);
+            for i in 0..10 {
+                v2 = v2.replace(
+                    &format!("{tag} line {i:03}"),
+                    &format!("{tag} NEW LINE {i:03}"),
+                );
+            }
+            changed_on_disk(&ws, &mut s, rel, &v2).await;
+        }
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notice = texts(&out)
+            .into_iter()
+            .filter(|t| t.starts_with("CHANGED f"))
+            .collect::<Vec<_>>();
+        assert_eq!(notice.len(), 1, "one message: {:#?}", texts(&out));
+        let notice = &notice[0];
+        for rel in &names {
+            assert_eq!(
+                notice.matches(&format!(" {rel}")).count(),
+                1,
+                "{rel}: {notice}"
+            );
+        }
+        let diffs = notice.matches("since you saw it:\n").count();
+        let lines = notice.matches("lines differ").count();
+        assert!(
+            diffs >= 1 && lines >= 1 && diffs + lines == 12,
+            "{diffs} diffs, {lines} one-liners"
+        );
+        assert!(
+            notice.len() <= scm_core::context::notices::MAX_NOTICE_CHARS + 12 * 200,
+            "{} chars",
+            notice.len()
+        );
+        s.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_an_outside_change_activate_shows_the_new_version() {
     for store in stores() {

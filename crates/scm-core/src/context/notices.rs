@@ -270,8 +270,18 @@ pub fn shown_notice(head: &str, by: &str) -> String {
 /// Longest diff shown inline (chars); longer changes get a one-line note.
 pub const MAX_DIFF_CHARS: usize = 2_000;
 
+/// Most chars of diffs in one notice message: many files changed at once (a
+/// branch checkout, a formatter over the tree) are told as diffs while they
+/// fit, the rest one line each (how many lines differ).
+pub const MAX_NOTICE_CHARS: usize = 8_000;
+
 /// The notice for one file: `head` names it (`f3 src/app.ts`).
 pub fn notice(head: &str, seen: &Seen, now: Option<&str>) -> String {
+    notice_within(head, seen, now, MAX_DIFF_CHARS)
+}
+
+/// [`notice`] with a diff of at most `room` chars (else the one line).
+pub fn notice_within(head: &str, seen: &Seen, now: Option<&str>, room: usize) -> String {
     match (seen.content.as_deref(), now) {
         (_, None) => format!("CHANGED {head}: deleted or no longer readable"),
         (None, Some(new)) => format!(
@@ -285,7 +295,7 @@ pub fn notice(head: &str, seen: &Seen, now: Option<&str>) -> String {
                 .context_radius(2)
                 .header("seen", "now")
                 .to_string();
-            if body.len() <= MAX_DIFF_CHARS {
+            if body.len() <= room.min(MAX_DIFF_CHARS) {
                 format!("CHANGED {head} since you saw it:\n{}", body.trim_end())
             } else {
                 let changed = diff

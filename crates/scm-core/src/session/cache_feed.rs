@@ -532,6 +532,13 @@ impl Session {
             return;
         }
         let mut parts = Vec::new();
+        // What is left of the message's room for diffs.
+        let mut left = crate::context::notices::MAX_NOTICE_CHARS;
+        let mut tell = |parts: &mut Vec<String>, head: String, seen: &Seen, now: Option<&str>| {
+            let part = crate::context::notices::notice_within(&head, seen, now, left);
+            left = left.saturating_sub(part.len());
+            parts.push(part);
+        };
         for (id, by) in shown {
             if let Some(Alias::File(f)) = self.cache.aliases.of_object(&id) {
                 parts.push(crate::context::notices::shown_notice(
@@ -549,11 +556,12 @@ impl Session {
             if !self.cache.file_in_view(f) {
                 continue;
             }
-            parts.push(crate::context::notices::notice(
-                &self.notice_head(f),
+            tell(
+                &mut parts,
+                self.notice_head(f),
                 &seen,
                 base.content.as_deref(),
-            ));
+            );
         }
         for id in ids {
             let Some(c) = self.objects.get(&id) else {
@@ -575,11 +583,7 @@ impl Session {
                 continue;
             }
             let now = c.str("content").map(str::to_string);
-            parts.push(crate::context::notices::notice(
-                &self.notice_head(f),
-                seen,
-                now.as_deref(),
-            ));
+            tell(&mut parts, self.notice_head(f), seen, now.as_deref());
             self.set_seen(
                 &id,
                 Seen {
