@@ -31,7 +31,7 @@
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
 // out: an edit whose new text is the whole file, seed 319), and where: a diagnostic.
 import { describe, test, expect, inject } from 'vitest';
-import { mkdirSync, writeFileSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, existsSync, unlinkSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { scm, tempDir, uid, msg, textOf } from './helpers.mjs';
 
@@ -85,7 +85,7 @@ function dumpCall(n, out, stats, messages) {
   calls.forEach((b, k) => console.log(`[call t${k + 1}] ${b.name} ${JSON.stringify(b.arguments).slice(0, 100)}`));
 }
 
-async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false, bursts = false }) {
+async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false, bursts = false, moves = false }) {
   const cacheLayout = layout === 'cache';
   const r = rng(seed);
   // `shellReads`: half the reads go through bash (`cat F`, `sed -n 'a,bp' F`; of the ranged ones about a third a
@@ -118,6 +118,10 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // `bursts`: now and then someone changes many files at once (a branch checkout, a formatter over the tree),
   // some by many lines, all before one call: one notice tells them all within its bound; a tenth generator.
   const burstR = rng(seed ^ 0x3c6ef372);
+  // `moves`: with `deletions`, half the deletions are moves out of the way (`git mv`, `mv`) to a path the session
+  // never saw; the notice says where the file went (or, unpaired, that it is gone); an eleventh generator.
+  const moveR = rng(seed ^ 0x510e527f);
+  let movedCount = 0;
   let lastRel = null;
   const turnEnds = [];
   const ws = tempDir('scm-inv-ws-');
@@ -388,7 +392,7 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
     // at every call, not only the next: a fold or a copy must not bring the old text back as current.
     for (const [rel, old] of gone) {
       if (disk(rel) !== null || !all.includes(old)) continue;
-      const told = texts.some((t) => t.includes(rel) && /deleted|no longer/.test(t));
+      const told = texts.some((t) => t.includes(rel) && /deleted|no longer|moved to/.test(t));
       if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
       expect(told, `${where(n)}: ${rel} was deleted, its old text is in view and nothing says it is gone`).toBe(true);
     }
@@ -481,7 +485,8 @@ async function runSession(seed, { calls = 160, cachePolicy, resumes = true, layo
   // Someone else deletes a file the session has shown (`git stash`, `rm`); the watcher indexes the deletion.
   const remove = async (rel) => {
     const before = disk(rel);
-    unlinkSync(path.join(ws, rel));
+    if (moves && moveR.next() < 0.5) renameSync(path.join(ws, rel), path.join(ws, `src/moved${movedCount++}.ts`));
+    else unlinkSync(path.join(ws, rel));
     const id = cm?.resolve(rel).objectId;
     const deadline = Date.now() + 10_000;
     const known = () => cm.snapshot().metadataPool.find((e) => e.id === id)?.state === 'deleted';
@@ -844,6 +849,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of [2, 7]) {
     test(`seed ${seed}, joins with deletions`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, joins: true, deletions: true, lateChanges: true });
+    }, 60_000);
+  }
+  // …some of them moved out of the way (session 45). INV_MOVES=1 runs the INV_SEEDS so.
+  for (const seed of process.env.INV_MOVES ? seeds : [1, 2]) {
+    test(`seed ${seed}, moves`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, deletions: true, moves: true });
     }, 60_000);
   }
   // Many files changed at once now and then (session 45). INV_BURSTS=1 runs the INV_SEEDS so.

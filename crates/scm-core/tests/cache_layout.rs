@@ -1829,6 +1829,77 @@ async fn a_pin_after_an_edit_replacing_the_whole_file_keeps_the_edit() {
     }
 }
 
+/// A file in view whose new version is held without its text (grown past
+/// the size limit, turned binary) is told changed, and why there is no
+/// diff — not "deleted or no longer readable", which it is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_changes_to_no_text_is_told_changed_not_gone() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "no-text").await;
+        let mut t = Transcript::default();
+        t.user("look");
+        for (k, rel) in ["big.log", "data.txt"].iter().enumerate() {
+            let v1 = body(&format!("V{k}"), 10);
+            ws.write(rel, &v1);
+            s.read(rel).await.unwrap();
+            t.call(&format!("r{k}"), "read", json!({"path": rel}), &v1);
+        }
+        s.transform_context(&t.messages).await.unwrap();
+        // Past the 1 MiB limit; NUL bytes.
+        ws.write("big.log", &"a long log line\n".repeat(70_000));
+        ws.write("data.txt", "\0\u{1}\u{2} packed");
+        for (rel, why) in [("big.log", "too_large"), ("data.txt", "binary")] {
+            let id = ws.file_id(rel);
+            wait_for(&mut s, "the watcher's version", |s| {
+                s.snapshot()
+                    .metadata_pool
+                    .iter()
+                    .any(|e| e.id == id && e.content_omitted.as_deref() == Some(why))
+            })
+            .await;
+        }
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        for told in [
+            "CHANGED f1 big.log since you saw it (too large for a diff)",
+            "CHANGED f2 data.txt since you saw it (binary, no diff)",
+        ] {
+            assert_eq!(occurrences(&out, told), 1, "{:#?}", texts(&out));
+        }
+        assert_eq!(occurrences(&out, "deleted or no longer readable"), 0);
+        s.close().await.unwrap();
+    }
+}
+
+/// A file in view moved (`git mv`, the agent's own `mv`): the watcher
+/// pairs the rename, and the notice says where it went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_moved_is_told_where_it_went() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "moved").await;
+        let v1 = body("MOVED", 10);
+        ws.write("src/a.ts", &v1);
+        s.read("src/a.ts").await.unwrap();
+        let mut t = Transcript::default();
+        t.user("look")
+            .call("r1", "read", json!({"path": "src/a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        std::fs::rename(ws.root.join("src/a.ts"), ws.root.join("src/b.ts")).unwrap();
+        deleted_in_pool(&mut s, &ws.file_id("src/a.ts")).await;
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        assert_eq!(
+            notices_about(&out, "f1 src/a.ts"),
+            vec!["CHANGED f1 src/a.ts: moved to src/b.ts".to_string()],
+            "{:#?}",
+            texts(&out)
+        );
+        s.close().await.unwrap();
+    }
+}
+
 /// Many files in view change at once (a branch checkout, a formatter run
 /// over the tree): the notice stays bounded — diffs while they fit in
 /// `MAX_NOTICE_CHARS`, then one line per file saying how many lines differ —

@@ -57,9 +57,22 @@ pub struct SeenFiles {
     /// Files this ingest indexed from the transcript itself (no tool of
     /// this session did: see [`SeenFiles::from_transcript`]).
     from_transcript: HashSet<String>,
+    /// Files moved away (the watcher paired the rename): where each went,
+    /// as the notice names it.
+    moved: HashMap<String, String>,
 }
 
 impl SeenFiles {
+    /// `id` was moved to `to` (a display path).
+    pub fn moved(&mut self, id: &str, to: String) {
+        self.moved.insert(id.to_string(), to);
+    }
+
+    /// Where `id` was moved to, once.
+    pub fn take_moved(&mut self, id: &str) -> Option<String> {
+        self.moved.remove(id)
+    }
+
     /// The version of `id` the model last saw.
     pub fn get(&self, id: &str) -> Option<&Seen> {
         self.versions.get(id)
@@ -269,6 +282,24 @@ pub fn shown_notice(head: &str, by: &str) -> String {
 
 /// Longest diff shown inline (chars); longer changes get a one-line note.
 pub const MAX_DIFF_CHARS: usize = 2_000;
+
+/// The notice for a file moved to `to` (a rename the watcher paired).
+pub fn moved_notice(head: &str, to: &str) -> String {
+    format!("CHANGED {head}: moved to {to}")
+}
+
+/// The notice for a file whose new version is held without its text
+/// (`content_omitted`: too large, binary, withheld): it changed, and why no
+/// diff — not "deleted", which it is not.
+pub fn changed_without_text(head: &str, omitted: &str) -> String {
+    let why = match omitted {
+        "too_large" => "too large for a diff",
+        "binary" => "binary, no diff",
+        "non_utf8" => "not UTF-8 text, no diff",
+        _ => "withheld, no diff",
+    };
+    format!("CHANGED {head} since you saw it ({why})")
+}
 
 /// Most chars of diffs in one notice message: many files changed at once (a
 /// branch checkout, a formatter over the tree) are told as diffs while they

@@ -568,7 +568,7 @@ impl Session {
                 continue;
             };
             let now_hash = c.str("object_hash").unwrap_or_default().to_string();
-            let Some(seen) = self.cache.seen.get(&id) else {
+            let Some(seen) = self.cache.seen.get(&id).cloned() else {
                 continue;
             };
             if seen.object_hash == now_hash {
@@ -583,7 +583,19 @@ impl Session {
                 continue;
             }
             let now = c.str("content").map(str::to_string);
-            tell(&mut parts, self.notice_head(f), seen, now.as_deref());
+            let head = self.notice_head(f);
+            let moved = c
+                .str("renamed_to")
+                .and_then(|_| self.cache.seen.take_moved(&id));
+            match (now.is_none(), moved, c.str("content_omitted")) {
+                (true, Some(to), _) => {
+                    parts.push(crate::context::notices::moved_notice(&head, &to))
+                }
+                (true, None, Some(omitted)) => parts.push(
+                    crate::context::notices::changed_without_text(&head, omitted),
+                ),
+                _ => tell(&mut parts, head, &seen, now.as_deref()),
+            }
             self.set_seen(
                 &id,
                 Seen {

@@ -673,6 +673,13 @@ impl Session {
                     to_doc,
                 } => {
                     if let Some(src) = self.objects.get(&from_id).and_then(Known::source) {
+                        // Where it went, for the notice (the session may
+                        // not know the new path's object).
+                        if let Some(to) = to_doc.get("source").and_then(FilesystemSource::from_json)
+                        {
+                            let to = self.resolver().display_path(&to);
+                            self.cache.seen.moved(&from_id, to);
+                        }
                         let mut gone =
                             crate::model::file_document(&src, crate::model::FilePayload::Deleted);
                         gone.insert(
