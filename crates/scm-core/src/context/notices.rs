@@ -283,36 +283,58 @@ pub fn shown_notice(head: &str, by: &str) -> String {
 /// Longest diff shown inline (chars); longer changes get a one-line note.
 pub const MAX_DIFF_CHARS: usize = 2_000;
 
-/// The notice for a file moved to `to` (a rename the watcher paired).
-pub fn moved_notice(head: &str, to: &str) -> String {
-    format!("CHANGED {head}: moved to {to}")
-}
-
-/// The notice for a file whose new version is held without its text
-/// (`content_omitted`: too large, binary, withheld): it changed, and why no
-/// diff — not "deleted", which it is not.
-pub fn changed_without_text(head: &str, omitted: &str) -> String {
-    let why = match omitted {
-        "too_large" => "too large for a diff",
-        "binary" => "binary, no diff",
-        "non_utf8" => "not UTF-8 text, no diff",
-        _ => "withheld, no diff",
-    };
-    format!("CHANGED {head} since you saw it ({why})")
-}
-
 /// Most chars of diffs in one notice message: many files changed at once (a
 /// branch checkout, a formatter over the tree) are told as diffs while they
 /// fit, the rest one line each (how many lines differ).
 pub const MAX_NOTICE_CHARS: usize = 8_000;
 
-/// The notice for one file: `head` names it (`f3 src/app.ts`).
-pub fn notice(head: &str, seen: &Seen, now: Option<&str>) -> String {
-    notice_within(head, seen, now, MAX_DIFF_CHARS)
+/// What a file is now, as its notice tells it.
+#[derive(Debug, Clone, Copy)]
+pub enum Now<'a> {
+    Text(&'a str),
+    /// Moved to this path (a rename the watcher paired).
+    MovedTo(&'a str),
+    /// Held without its text (`content_omitted`: too large, binary,
+    /// withheld): changed, but no diff — not "deleted", which it is not.
+    WithoutText(&'a str),
+    /// Deleted or no longer readable.
+    Gone,
 }
 
-/// [`notice`] with a diff of at most `room` chars (else the one line).
-pub fn notice_within(head: &str, seen: &Seen, now: Option<&str>, room: usize) -> String {
+impl<'a> Now<'a> {
+    /// From a version's `content`, where a rename took it, and its
+    /// `content_omitted`.
+    pub fn of(
+        content: Option<&'a str>,
+        moved_to: Option<&'a str>,
+        omitted: Option<&'a str>,
+    ) -> Self {
+        match (content, moved_to, omitted) {
+            (Some(text), _, _) => Now::Text(text),
+            (None, Some(to), _) => Now::MovedTo(to),
+            (None, None, Some(why)) => Now::WithoutText(why),
+            (None, None, None) => Now::Gone,
+        }
+    }
+}
+
+/// The notice for one file: `head` names it (`f3 src/app.ts`); a diff of at
+/// most `room` chars (else one line saying how many lines differ).
+pub fn notice(head: &str, seen: &Seen, now: Now<'_>, room: usize) -> String {
+    let now = match now {
+        Now::Text(text) => Some(text),
+        Now::MovedTo(to) => return format!("CHANGED {head}: moved to {to}"),
+        Now::WithoutText(omitted) => {
+            let why = match omitted {
+                "too_large" => "too large for a diff",
+                "binary" => "binary, no diff",
+                "non_utf8" => "not UTF-8 text, no diff",
+                _ => "withheld, no diff",
+            };
+            return format!("CHANGED {head} since you saw it ({why})");
+        }
+        Now::Gone => None,
+    };
     match (seen.content.as_deref(), now) {
         (_, None) => format!("CHANGED {head}: deleted or no longer readable"),
         (None, Some(new)) => format!(
@@ -354,9 +376,10 @@ mod tests {
                 object_hash: "1".into(),
                 content: Some("x\n\ny\n".into()),
             },
-            Some("x\n\nz\n"),
+            Now::Text("x\n\nz\n"),
+            MAX_DIFF_CHARS,
         );
-        let b = notice("f2 b.txt", &Seen::default(), None);
+        let b = notice("f2 b.txt", &Seen::default(), Now::Gone, MAX_DIFF_CHARS);
         let joined = format!("{a}\n\n{b}");
         assert_eq!(
             parts(&joined).collect::<Vec<_>>(),
@@ -372,7 +395,12 @@ mod tests {
             object_hash: "a".into(),
             content: Some("one\ntwo\nthree\n".into()),
         };
-        let t = notice("f1 a.txt", &seen, Some("one\nTWO\nthree\n"));
+        let t = notice(
+            "f1 a.txt",
+            &seen,
+            Now::Text("one\nTWO\nthree\n"),
+            MAX_DIFF_CHARS,
+        );
         assert!(t.starts_with("CHANGED f1 a.txt since you saw it:\n"), "{t}");
         assert!(t.contains("-two\n+TWO"), "{t}");
     }
@@ -384,10 +412,10 @@ mod tests {
             content: Some("x\n".repeat(10)),
         };
         let big: String = (0..2000).map(|i| format!("line {i}\n")).collect();
-        let t = notice("f1 a.txt", &seen, Some(&big));
+        let t = notice("f1 a.txt", &seen, Now::Text(&big), MAX_DIFF_CHARS);
         assert!(t.contains("lines differ (2001 lines now)"), "{t}");
         assert_eq!(
-            notice("f1 a.txt", &seen, None),
+            notice("f1 a.txt", &seen, Now::Gone, MAX_DIFF_CHARS),
             "CHANGED f1 a.txt: deleted or no longer readable"
         );
     }

@@ -17,6 +17,7 @@ use crate::context::cache_layout::{
 };
 use crate::context::epochs::{utf16_len, CachePolicy, CopyAt, Dedupe, Shown};
 use crate::context::ingest::fingerprint;
+use crate::context::notices::Now;
 pub(super) use crate::context::notices::Seen;
 use crate::context::tool_args::{path_arg, read_of};
 use crate::context::working;
@@ -534,8 +535,8 @@ impl Session {
         let mut parts = Vec::new();
         // What is left of the message's room for diffs.
         let mut left = crate::context::notices::MAX_NOTICE_CHARS;
-        let mut tell = |parts: &mut Vec<String>, head: String, seen: &Seen, now: Option<&str>| {
-            let part = crate::context::notices::notice_within(&head, seen, now, left);
+        let mut tell = |parts: &mut Vec<String>, head: String, seen: &Seen, now: Now<'_>| {
+            let part = crate::context::notices::notice(&head, seen, now, left);
             left = left.saturating_sub(part.len());
             parts.push(part);
         };
@@ -560,7 +561,7 @@ impl Session {
                 &mut parts,
                 self.notice_head(f),
                 &seen,
-                base.content.as_deref(),
+                Now::of(base.content.as_deref(), None, None),
             );
         }
         for id in ids {
@@ -568,7 +569,11 @@ impl Session {
                 continue;
             };
             let now_hash = c.str("object_hash").unwrap_or_default().to_string();
-            let Some(seen) = self.cache.seen.get(&id).cloned() else {
+            // (Taken whether or not it is told: a file out of view needs none.)
+            let moved = c
+                .str("renamed_to")
+                .and_then(|_| self.cache.seen.take_moved(&id));
+            let Some(seen) = self.cache.seen.get(&id) else {
                 continue;
             };
             if seen.object_hash == now_hash {
@@ -583,19 +588,8 @@ impl Session {
                 continue;
             }
             let now = c.str("content").map(str::to_string);
-            let head = self.notice_head(f);
-            let moved = c
-                .str("renamed_to")
-                .and_then(|_| self.cache.seen.take_moved(&id));
-            match (now.is_none(), moved, c.str("content_omitted")) {
-                (true, Some(to), _) => {
-                    parts.push(crate::context::notices::moved_notice(&head, &to))
-                }
-                (true, None, Some(omitted)) => parts.push(
-                    crate::context::notices::changed_without_text(&head, omitted),
-                ),
-                _ => tell(&mut parts, head, &seen, now.as_deref()),
-            }
+            let current = Now::of(now.as_deref(), moved.as_deref(), c.str("content_omitted"));
+            tell(&mut parts, self.notice_head(f), seen, current);
             self.set_seen(
                 &id,
                 Seen {
