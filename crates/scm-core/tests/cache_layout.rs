@@ -1879,25 +1879,55 @@ async fn a_file_moved_is_told_where_it_went() {
     for store in stores() {
         let ws = Workspace::new(store);
         let mut s = open_watched(&ws, "moved").await;
-        let v1 = body("MOVED", 10);
-        ws.write("src/a.ts", &v1);
-        s.read("src/a.ts").await.unwrap();
-        let mut t = Transcript::default();
-        t.user("look")
-            .call("r1", "read", json!({"path": "src/a.ts"}), &v1);
-        s.transform_context(&t.messages).await.unwrap();
-        std::fs::rename(ws.root.join("src/a.ts"), ws.root.join("src/b.ts")).unwrap();
-        deleted_in_pool(&mut s, &ws.file_id("src/a.ts")).await;
+        let mut t = read_then_moved(&ws, &mut s).await;
         t.user("go on");
         let out = s.transform_context(&t.messages).await.unwrap();
-        assert_eq!(
-            notices_about(&out, "f1 src/a.ts"),
-            vec!["CHANGED f1 src/a.ts: moved to src/b.ts".to_string()],
-            "{:#?}",
-            texts(&out)
-        );
+        told_moved(&out);
         s.close().await.unwrap();
     }
+}
+
+/// The same across a restart between the move and the next call: where the
+/// file went is read back from its deleted version (`renamed_to`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_moved_before_a_restart_is_told_where_it_went() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("moved-restart", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let mut t = read_then_moved(&ws, &mut s).await;
+        s.close().await.unwrap();
+        let mut s = ws.open(o).await;
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        told_moved(&out);
+        s.close().await.unwrap();
+    }
+}
+
+/// The model reads `src/a.ts`, then someone moves it to `src/b.ts`; returns
+/// once the session has the watcher's deletion.
+async fn read_then_moved(ws: &Workspace, s: &mut Session) -> Transcript {
+    let v1 = body("MOVED", 10);
+    ws.write("src/a.ts", &v1);
+    s.read("src/a.ts").await.unwrap();
+    let mut t = Transcript::default();
+    t.user("look")
+        .call("r1", "read", json!({"path": "src/a.ts"}), &v1);
+    s.transform_context(&t.messages).await.unwrap();
+    std::fs::rename(ws.root.join("src/a.ts"), ws.root.join("src/b.ts")).unwrap();
+    deleted_in_pool(s, &ws.file_id("src/a.ts")).await;
+    t
+}
+
+fn told_moved(out: &[Value]) {
+    assert_eq!(
+        notices_about(out, "f1 src/a.ts"),
+        vec!["CHANGED f1 src/a.ts: moved to src/b.ts".to_string()],
+        "{:#?}",
+        texts(out)
+    );
 }
 
 /// Many files in view change at once (a branch checkout, a formatter run
@@ -1910,26 +1940,9 @@ async fn a_burst_of_changes_is_told_within_a_bound() {
         let ws = Workspace::new(store);
         let mut s = open_watched(&ws, "burst").await;
         let mut t = Transcript::default();
-        t.user("look");
-        let names: Vec<String> = (0..12).map(|k| format!("src/m{k:02}.ts")).collect();
-        for (k, rel) in names.iter().enumerate() {
-            let v1 = body(&format!("M{k:02}"), 40);
-            ws.write(rel, &v1);
-            s.read(rel).await.unwrap();
-            t.call(&format!("r{k}"), "read", json!({"path": rel}), &v1);
-        }
+        let names = read_burst_files(&ws, &mut s, &mut t).await;
         s.transform_context(&t.messages).await.unwrap();
-        for (k, rel) in names.iter().enumerate() {
-            let tag = format!("M{k:02}");
-            let mut v2 = body(&tag, 40);
-            for i in 0..10 {
-                v2 = v2.replace(
-                    &format!("{tag} line {i:03}"),
-                    &format!("{tag} NEW LINE {i:03}"),
-                );
-            }
-            changed_on_disk(&ws, &mut s, rel, &v2).await;
-        }
+        burst(&ws, &mut s, &names).await;
         t.user("go on");
         let out = s.transform_context(&t.messages).await.unwrap();
         let notice = texts(&out)
@@ -1957,6 +1970,78 @@ async fn a_burst_of_changes_is_told_within_a_bound() {
             notice.len()
         );
         s.close().await.unwrap();
+    }
+}
+
+/// In a burst, the room for diffs goes to the files the agent worked on
+/// last: the one it is in the middle of gets its diff, whatever its id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_tells_the_file_worked_on_last_first() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "burst-recent").await;
+        let mut t = Transcript::default();
+        let names = read_burst_files(&ws, &mut s, &mut t).await;
+        // The file whose id sorts last is the one the agent reads again.
+        let rel = names.iter().max_by_key(|rel| ws.file_id(rel)).unwrap();
+        s.transform_context(&t.messages).await.unwrap();
+        t.call(
+            "again",
+            "read",
+            json!({"path": rel, "offset": 1, "limit": 5}),
+            "M line",
+        );
+        s.transform_context(&t.messages).await.unwrap();
+        burst(&ws, &mut s, &names).await;
+        t.user("go on");
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notice = texts(&out)
+            .into_iter()
+            .find(|t| t.starts_with("CHANGED f"))
+            .expect("a notice");
+        let diff = format!(" {rel} since you saw it:\n");
+        assert!(notice.contains(&diff), "{rel} gets no diff: {notice}");
+        assert!(
+            notice.find(&diff) < notice.find("lines differ"),
+            "{rel} is told first: {notice}"
+        );
+        s.close().await.unwrap();
+    }
+}
+
+/// File `k` of a burst: 40 lines, or with ten of them changed (`new`).
+fn burst_text(k: usize, new: bool) -> String {
+    let tag = format!("M{k:02}");
+    let mut v = body(&tag, 40);
+    if new {
+        for i in 0..10 {
+            v = v.replace(
+                &format!("{tag} line {i:03}"),
+                &format!("{tag} NEW LINE {i:03}"),
+            );
+        }
+    }
+    v
+}
+
+/// Twelve files the model reads; their paths.
+async fn read_burst_files(ws: &Workspace, s: &mut Session, t: &mut Transcript) -> Vec<String> {
+    t.user("look");
+    let names: Vec<String> = (0..12).map(|k| format!("src/m{k:02}.ts")).collect();
+    for (k, rel) in names.iter().enumerate() {
+        let v1 = burst_text(k, false);
+        ws.write(rel, &v1);
+        s.read(rel).await.unwrap();
+        t.call(&format!("r{k}"), "read", json!({"path": rel}), &v1);
+    }
+    names
+}
+
+/// Someone changes all of them at once; returns once the session has every
+/// new version.
+async fn burst(ws: &Workspace, s: &mut Session, names: &[String]) {
+    for (k, rel) in names.iter().enumerate() {
+        changed_on_disk(ws, s, rel, &burst_text(k, true)).await;
     }
 }
 

@@ -522,12 +522,23 @@ impl Session {
         self.cache.seen.saw(id, seen);
     }
 
+    /// The newest call that touched file `id` (None: none did).
+    fn last_touched(&self, id: &str) -> Option<u32> {
+        match self.cache.aliases.of_object(id) {
+            Some(Alias::File(f)) => self.cache.file_calls.of(f).last().copied(),
+            _ => None,
+        }
+    }
+
     /// Change notices (see [`crate::context::notices`]): files the model
     /// has in view whose version changed since it saw them, other than by
     /// its own edit/write, are told in one message after the last one.
     pub(super) fn notify_changes(&mut self) {
         let outside = self.cache.seen.take_outside();
-        let ids = self.cache.seen.take_changed();
+        let mut ids = self.cache.seen.take_changed();
+        // The room for diffs goes first to the files worked on last (a
+        // burst: the file the agent is in the middle of gets its diff).
+        ids.sort_by_key(|id| std::cmp::Reverse(self.last_touched(id)));
         let shown = self.cache.seen.take_shown();
         if ids.is_empty() && outside.is_empty() && shown.is_empty() {
             return;

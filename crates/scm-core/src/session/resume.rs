@@ -21,10 +21,10 @@ use crate::context::cache_layout::{CacheState, PASSTHROUGH_ROLES};
 use crate::context::chat;
 use crate::context::epochs::utf16_len;
 use crate::error::{Error, Result};
-use crate::fs::indexer::{IndexResult, Indexer};
+use crate::fs::indexer::{IndexResult, Indexer, RENAMED_TO};
 use crate::fs::resolver::ResolvedPath;
 use crate::fs::watcher::{WatchCallback, WatchEvent, Watcher};
-use crate::model::ObjectType;
+use crate::model::{FilesystemSource, ObjectType};
 use crate::store::{Document, Store, ID_KEY};
 
 /// Objects fetched per `get_many` round trip.
@@ -598,6 +598,24 @@ impl Session {
             );
             if newer {
                 self.cache.seen.new_version(&id);
+                // Moved away before the restart: where it went is in the
+                // deleted version (the watcher's pairing, kept in memory
+                // only until the call that tells it).
+                let to_id = (self.objects.get(&id))
+                    .and_then(|c| c.str(RENAMED_TO))
+                    .map(str::to_string);
+                if let Some(to_id) = to_id {
+                    let known = self.objects.get(&to_id).map(|c| c.doc.clone());
+                    let to = match known {
+                        Some(doc) => Some(doc),
+                        None => self.store.get(&to_id).await?,
+                    };
+                    let to = to.as_ref().and_then(|d| d.get("source"));
+                    if let Some(to) = to.and_then(FilesystemSource::from_json) {
+                        let to = self.resolver().display_path(&to);
+                        self.cache.seen.moved(&id, to);
+                    }
+                }
             }
         }
         // The whole reads since the last call, their results still to come.
