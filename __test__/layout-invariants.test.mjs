@@ -87,6 +87,8 @@ function dumpCall(n, out, stats, messages) {
 
 // INV_WITH=deletions,moves,… turns those modes on in every session of the run (combinations no test names).
 const withModes = Object.fromEntries((process.env.INV_WITH ?? '').split(',').filter(Boolean).map((k) => [k, true]));
+// (Modes that change files on disk need the session to watch them.)
+if (['deletions', 'lateChanges', 'peers', 'bursts', 'moves'].some((k) => withModes[k])) withModes.external = true;
 async function runSession(seed, options) {
   const { calls = 160, cachePolicy, resumes = true, layout = 'cache', external = false, deletions = false, shellReads = false, compactions = false, branches = false, parallel = false, forks = false, lateChanges = false, joins = false, peers = false, bursts = false, moves = false } = { ...options, ...withModes };
   const cacheLayout = layout === 'cache';
