@@ -370,9 +370,33 @@ async function runSession(seed, options) {
         }
       }
     }
+    // 14. (spec layout) Its way of telling a change (SSOT §4): an active file's ACTIVE_CONTENT block shows the file
+    // as it is now, or says it is gone. Its tool results are records of what the tools returned, and it has no
+    // change notices: checks 6, 6b and 13 are the cache layout's.
+    if (!cacheLayout) {
+      const pool = texts.find((t) => t.startsWith('METADATA_POOL')) ?? '';
+      const paths = new Map([...pool.matchAll(/^- id=(\S+) file path=(\S+)/gm)].map((m) => [m[1], m[2]]));
+      const blocks = new Map(
+        texts
+          .filter((x) => x.startsWith('ACTIVE_CONTENT id='))
+          .map((t) => {
+            const nl = t.indexOf('\n');
+            return [t.slice('ACTIVE_CONTENT id='.length, nl < 0 ? undefined : nl), nl < 0 ? '' : t.slice(nl + 1)];
+          }),
+      );
+      for (const [id, shown] of blocks) {
+        const rel = paths.get(id);
+        if (!rel || !files.includes(rel)) continue;
+        const now = disk(rel);
+        // (A block with the text of another block in view says so: "[same content as id=…]".)
+        const body = blocks.get(/^\[same content as id=(\S+)\]$/.exec(shown)?.[1]) ?? shown;
+        if (now === null) expect(body, `${where(n)}: ${rel} is gone, its ACTIVE_CONTENT block does not say so`).toMatch(/no longer exists|deleted/);
+        else expect(body === now, `${where(n)}: the ACTIVE_CONTENT block of ${rel} is not the file as it is now`).toBe(true);
+      }
+    }
     // 6. A change the model did not make is told at its next call: where the old text is in view, so is the new
     // text or a CHANGED message naming the file.
-    for (const [rel, old] of changed) {
+    for (const [rel, old] of cacheLayout ? changed : []) {
       const now = disk(rel);
       const told = (now !== null && all.includes(now)) || texts.some((t) => t.startsWith('CHANGED') && t.includes(rel));
       if (all.includes(old) && process.env.INV_DEBUG && !told)
@@ -382,7 +406,7 @@ async function runSession(seed, options) {
     changed = new Map();
     // 6b. …and at every later call too: a fold must not keep the old text and drop the news (the notice is
     // in view, or the text it changed to, or the file as it is now).
-    for (const [rel, list] of outdated) {
+    for (const [rel, list] of cacheLayout ? outdated : []) {
       const now = disk(rel);
       for (const { old, after, later = [] } of list) {
         if (!all.includes(old)) continue;
@@ -395,7 +419,7 @@ async function runSession(seed, options) {
     }
     // 13. (`deletions`) where the text a deleted file last had is in view, so is a message saying it is gone —
     // at every call, not only the next: a fold or a copy must not bring the old text back as current.
-    for (const [rel, old] of gone) {
+    for (const [rel, old] of cacheLayout ? gone : []) {
       if (disk(rel) !== null || !all.includes(old)) continue;
       const told = texts.some((t) => t.includes(rel) && /deleted|no longer|moved to/.test(t));
       if (!told && process.env.INV_DEBUG) dumpCall(n, out, stats, [...dropped, ...messages]);
@@ -734,7 +758,13 @@ async function runSession(seed, options) {
       }
       await modelCall();
       await toolStep();
-      if (lateChanges && lastRel && shown.has(lastRel) && disk(lastRel) !== null && late.next() < 0.15) await rewrite(lastRel, late);
+      if (lateChanges && lastRel && shown.has(lastRel) && disk(lastRel) !== null && late.next() < 0.15) {
+        const read = disk(lastRel);
+        await rewrite(lastRel, late);
+        // (The spec layout shows a file read whole as its ACTIVE_CONTENT, the file as it is now: not what the read
+        // returned.)
+        if (!cacheLayout) fresh = fresh.map((t) => (t === read ? disk(lastRel) : t));
+      }
     }
     await modelCall();
     if (r.next() < 0.05) {
@@ -743,7 +773,8 @@ async function runSession(seed, options) {
       aborted.stopReason = 'aborted';
       messages.push(aborted);
     } else messages.push(msg.assistant([], `answer ${prompts.length - 1}: ${r.pick(WORDS)}`));
-    if (branches) {
+    // (`joins`: the turns before the package joined are pi's alone, no place for it to go back to.)
+    if (branches && cm) {
       await cm.checkpoint({ trigger: 'turn_boundary' });
       turnEnds.push({ messages: [...messages], dropped: [...dropped], pinned: new Set(pinned), shown: new Map(shown), out: prevOut, stats: before });
     }
@@ -811,6 +842,13 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_SHELL ? seeds : [1, 2, 3, 4, 27, 37]) {
     test(`seed ${seed}, shell reads`, async () => {
       await runSession(seed, { cachePolicy: small, external: seed % 2 === 1, shellReads: true });
+    }, 60_000);
+  }
+  // …with files changed on disk right after the print too (session 47): 65, a `cat` whose file changed before the
+  // model's next call, the change never told (the version indexed after the print was taken as seen).
+  for (const seed of [65]) {
+    test(`seed ${seed}, shell reads with late changes`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, shellReads: true, deletions: true, moves: true, lateChanges: true });
     }, 60_000);
   }
   // pi compacts now and then (session 42). INV_COMPACT=1 runs the INV_SEEDS so.
@@ -897,6 +935,13 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_SPEC ? seeds : [11, 12]) {
     test(`seed ${seed}, spec layout`, async () => {
       await runSession(seed, { layout: 'spec', cachePolicy: {} });
+    }, 60_000);
+  }
+  // …with files changed on disk, by another agent too, deleted and moved (session 47: check 14). 16: a file's
+  // block pointing at a slice's block with the same text.
+  for (const seed of [16]) {
+    test(`seed ${seed}, spec layout with changes on disk`, async () => {
+      await runSession(seed, { layout: 'spec', cachePolicy: {}, external: true, deletions: true, moves: true, peers: true, lateChanges: true });
     }, 60_000);
   }
   // INV_DEFAULT=1 runs the INV_SEEDS at the default budgets too. 159 (session 27): two re-reads pointing at one

@@ -50,6 +50,12 @@ fn body(tag: &str, lines: usize) -> String {
         .join("\n")
 }
 
+/// `text` as `cat -n` prints it.
+fn numbered(text: &str) -> String {
+    let lines = text.lines().enumerate();
+    lines.map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect()
+}
+
 /// Text of a message's content (string or text parts).
 fn text(m: &Value) -> String {
     match &m["content"] {
@@ -2597,10 +2603,21 @@ async fn an_outside_change_right_after_the_model_s_edit_is_told() {
 /// the file changes on disk (and the agent may restart then): the read
 /// shows the text it returned, so the change is told at that call against
 /// that text — not taken as seen with the read, nor said to be what the
-/// read shows (random `late changes` sessions).
+/// read shows (random `late changes` sessions). The same for a read
+/// through the shell, `cat` or a numbered `cat -n` (random shell-read
+/// sessions with late changes, seed 65).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outside_change_right_after_the_model_s_read_is_told() {
-    for (seen_before, restart) in [(false, false), (true, false), (false, true)] {
+    let cases = [
+        (false, false, "read"),
+        (true, false, "read"),
+        (false, true, "read"),
+        (false, false, "cat a.ts"),
+        (true, false, "cat a.ts"),
+        (false, true, "cat a.ts"),
+        (false, false, "cat -n a.ts"),
+    ];
+    for (seen_before, restart, how) in cases {
         for store in stores() {
             let ws = Workspace::new(store);
             let mut o = opts("notice-read", roomy());
@@ -2621,13 +2638,24 @@ async fn an_outside_change_right_after_the_model_s_read_is_told() {
                 ws.write("a.ts", &v1);
                 s.transform_context(&t.messages).await.unwrap();
             }
-            s.read("a.ts").await.unwrap();
+            let printed = match how {
+                "cat -n a.ts" => numbered(&v1),
+                _ => v1.clone(),
+            };
+            if how == "read" {
+                s.read("a.ts").await.unwrap();
+            } else {
+                assert!(s.observe_bash(how, &printed).await.unwrap().ok);
+            }
             changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
             if restart {
                 s.close().await.unwrap();
                 s = ws.open(o.clone()).await;
             }
-            t.call("r1", "read", json!({"path": "a.ts"}), &v1);
+            match how {
+                "read" => t.call("r1", "read", json!({"path": "a.ts"}), &v1),
+                _ => t.call("r1", "bash", json!({"command": how}), &printed),
+            };
             let out = s.transform_context(&t.messages).await.unwrap();
             the_diff_notice(&out, "READ line 005", "OUTSIDE line 005");
             // Told once.

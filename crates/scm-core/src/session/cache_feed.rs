@@ -280,6 +280,8 @@ impl Session {
                 .filter(|_| matches!(tool, "read" | "write" | "edit"))
                 .and_then(|f| self.cache.aliases.f.get(f as usize).cloned());
             let ranged = self.cache.state.calls[call as usize].ranged;
+            // Every line, numbered (`cat -n F`): a whole read of its version.
+            let numbered = self.cache.state.calls[call as usize].numbered;
             let shown = shown.into_iter().map(|(id, hash)| (id, Some(hash)));
             for (id, hash) in file.into_iter().map(|id| (id, None)).chain(shown) {
                 // A file indexed from the transcript: what its calls show.
@@ -305,7 +307,7 @@ impl Session {
                 // A whole read of a version older than the current one (the
                 // file changed between the read and this call): the model
                 // saw that one, and the change since is told at this call.
-                if tool == "read" && !ranged {
+                if tool == "read" && (!ranged || numbered) {
                     let now = self.objects.get(&id).map(|c| c.object_hash().to_string());
                     if let Some(read) = now.and_then(|h| self.cache.seen.read_seen(&id, &h)) {
                         self.set_seen(&id, read);

@@ -138,7 +138,12 @@ pub(super) async fn observe_bash<D: Drive>(
     output: &str,
 ) -> Result<OpResult> {
     if let Some(r) = crate::context::shell_read::shell_read(command) {
-        let read = file_op(d, FileOp::PartialRead, &r.path).await?;
+        let op = if r.whole || r.numbered {
+            FileOp::Print
+        } else {
+            FileOp::PartialRead
+        };
+        let read = file_op(d, op, &r.path).await?;
         if !read.ok {
             tracing::debug!(command, message = %read.message, "shell read not indexed");
         }

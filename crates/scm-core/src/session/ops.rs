@@ -25,6 +25,11 @@ pub enum FileOp {
     /// object that exists) and listed, not made active: the model saw the
     /// tool's output, not the file.
     PartialRead,
+    /// A `bash` command that printed the file whole (`cat F`, `cat -n F`;
+    /// context/shell_read.rs): listed, not made active, as a partial read —
+    /// but the version printed is the one the model saw, as a `read`'s is
+    /// (a change before its next call is told against it).
+    Print,
     Write,
     Edit,
 }
@@ -34,6 +39,7 @@ impl FileOp {
         match self {
             FileOp::Read => "read",
             FileOp::PartialRead => "read part of",
+            FileOp::Print => "printed",
             FileOp::Write => "wrote",
             FileOp::Edit => "edited",
         }
@@ -416,11 +422,11 @@ impl Session {
         if op == FileOp::Edit {
             self.note_edit_indexed(&res);
         }
-        if op == FileOp::Read {
+        if matches!(op, FileOp::Read | FileOp::Print) {
             self.note_read_indexed(&res);
         }
         self.take_version(res);
-        let whole = op != FileOp::PartialRead;
+        let whole = matches!(op, FileOp::Read | FileOp::Write | FileOp::Edit);
         self.enter(&id, true, whole);
         if whole {
             self.record_use(&id);
