@@ -177,6 +177,8 @@ async function runSession(seed, options) {
     for (const v of versions.get(rel) ?? []) for (const b of v.since) if (b.write) b.hidden = true;
   };
   let fresh = [];
+  // (spec layout) The file a fresh output read.
+  const readOf = new Map();
   // Files changed on disk by someone else since the last call: path → the text they had before.
   let changed = new Map();
   // Files deleted by someone else: path → the text they had (check 13).
@@ -249,8 +251,10 @@ async function runSession(seed, options) {
     const args = out.flatMap((m) => (m.role === 'assistant' ? m.content.filter((b) => b.type === 'toolCall').flatMap((b) => Object.values(b.arguments ?? {})) : []));
     const all = [...texts, ...args.filter((v) => typeof v === 'string')].join('\n');
     for (const t of fresh) {
-      if (!all.includes(t) && process.env.INV_DEBUG) console.log(JSON.stringify({ fresh: t, out, last: messages.slice(-4) }, null, 1));
-      expect(all.includes(t), `${where(n)}: fresh output not shown whole: ${t.slice(0, 80)}`).toBe(true);
+      const file = readOf.has(t) ? disk(readOf.get(t)) : null;
+      const whole = all.includes(t) || (file !== null && all.includes(file));
+      if (!whole && process.env.INV_DEBUG) console.log(JSON.stringify({ fresh: t, out, last: messages.slice(-4) }, null, 1));
+      expect(whole, `${where(n)}: fresh output not shown whole: ${t.slice(0, 80)}`).toBe(true);
     }
     fresh = [];
     if (process.env.INV_TWICE && cacheLayout) {
@@ -676,6 +680,9 @@ async function runSession(seed, options) {
     // The spec layout shows a file tool's file rather than its message ("Successfully replaced …"), and a set
     // operation's effect rather than its answer (SSOT §4): there, output means what read and bash return.
     if (cacheLayout || kind === 'read' || kind === 'ranged' || kind === 'bash') fresh.push(expected ?? textOf(result));
+    // (The spec layout shows a read of an active file, through the shell too, as the file, as it is now: SSOT §4's
+    // "no double injection".)
+    if (!cacheLayout && (kind === 'read' || kind === 'ranged')) readOf.set(expected ?? textOf(result), rel);
     if (kind === 'activate' || kind === 'pin') batch.set(rel, expected);
     lastRel = ['read', 'edit', 'write'].includes(kind) ? rel : null;
     return { call, result };
@@ -758,13 +765,7 @@ async function runSession(seed, options) {
       }
       await modelCall();
       await toolStep();
-      if (lateChanges && lastRel && shown.has(lastRel) && disk(lastRel) !== null && late.next() < 0.15) {
-        const read = disk(lastRel);
-        await rewrite(lastRel, late);
-        // (The spec layout shows a file read whole as its ACTIVE_CONTENT, the file as it is now: not what the read
-        // returned.)
-        if (!cacheLayout) fresh = fresh.map((t) => (t === read ? disk(lastRel) : t));
-      }
+      if (lateChanges && lastRel && shown.has(lastRel) && disk(lastRel) !== null && late.next() < 0.15) await rewrite(lastRel, late);
     }
     await modelCall();
     if (r.next() < 0.05) {
