@@ -664,7 +664,8 @@ async function runSession(seed, options) {
       // The layout renders an activation as the object's content (or "[t12 is shown above]" when a live
       // result above shows that very version): the file as it is now is in view either way.
       if (op.ok && (kind === 'activate' || kind === 'pin')) expected = disk(rel);
-      if (op.ok && (kind === 'activate' || kind === 'pin')) {
+      // (In the spec layout a pin shows nothing, SSOT §3.1: a file known only from a listing stays unread.)
+      if (op.ok && (kind === 'activate' || (kind === 'pin' && cacheLayout))) {
         shown.set(rel, disk(rel));
         unshown.delete(rel);
       }
@@ -717,6 +718,9 @@ async function runSession(seed, options) {
       for (const f of end.pinned) pinned.add(f);
       shown.clear();
       for (const [f, t] of end.shown) shown.set(f, t);
+      // (A file brought back and not shown since, then: the branch never showed it again. One brought back since
+      // then is in `unshown` already.)
+      for (const f of end.unshown) unshown.add(f);
       const fork = forks && forkR.next() < 0.5;
       // (`/tree` may summarise the branch left; `/fork` does not.)
       if (!fork && branch.next() < 0.5) messages.push({ role: 'branchSummary', summary: `branch summary ${branch.int(0, 1e9)}`, fromId: 'x', timestamp: Date.now() });
@@ -777,7 +781,7 @@ async function runSession(seed, options) {
     // (`joins`: the turns before the package joined are pi's alone, no place for it to go back to.)
     if (branches && cm) {
       await cm.checkpoint({ trigger: 'turn_boundary' });
-      turnEnds.push({ messages: [...messages], dropped: [...dropped], pinned: new Set(pinned), shown: new Map(shown), out: prevOut, stats: before });
+      turnEnds.push({ messages: [...messages], dropped: [...dropped], pinned: new Set(pinned), shown: new Map(shown), unshown: new Set(unshown), out: prevOut, stats: before });
     }
   }
   const stats = cacheLayout ? cm.cacheStats() : {};
