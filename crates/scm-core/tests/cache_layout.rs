@@ -2667,6 +2667,51 @@ async fn an_outside_change_right_after_the_model_s_read_is_told() {
     }
 }
 
+/// Two prints of a seen file in one message, a change between them: a
+/// numbered listing (`cat -n`) then `cat`. Each shows the version it printed
+/// (as two `read`s would), so the change is told as one line pointing at the
+/// second, which shows the file as it is now — not as a diff from the first's
+/// version, taken for the second's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_numbered_print_then_a_print_after_a_change_point_at_the_second() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("notice-prints", roomy());
+        o.watch = true;
+        let mut s = ws.open(o.clone()).await;
+        let v1 = body("READ", 12);
+        let v2 = v1.replace("READ line 005", "OUTSIDE line 005");
+        let mut t = Transcript::default();
+        ws.write("a.ts", &v1);
+        s.read("a.ts").await.unwrap();
+        t.user("look")
+            .call("r0", "read", json!({"path": "a.ts"}), &v1);
+        s.transform_context(&t.messages).await.unwrap();
+        assert!(
+            s.observe_bash("cat -n a.ts", &numbered(&v1))
+                .await
+                .unwrap()
+                .ok
+        );
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        assert!(s.observe_bash("cat a.ts", &v2).await.unwrap().ok);
+        let prints = [
+            ("p1", "bash", json!({"command": "cat -n a.ts"})),
+            ("p2", "bash", json!({"command": "cat a.ts"})),
+        ];
+        t.assistant("", &prints)
+            .result("p1", "bash", &numbered(&v1), false)
+            .result("p2", "bash", &v2, false);
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
+        let told = &notices[0];
+        assert!(told.contains("t3 shows it as it is now"), "{told}");
+        assert!(!told.contains("-READ"), "{told}");
+        s.close().await.unwrap();
+    }
+}
+
 /// The file changes on disk, then the model reads a slice of it: the slice
 /// is not the whole new version, so the change is still told (found by the
 /// random sessions, seed 67).

@@ -279,9 +279,12 @@ impl Session {
                 .file
                 .filter(|_| matches!(tool, "read" | "write" | "edit"))
                 .and_then(|f| self.cache.aliases.f.get(f as usize).cloned());
-            let ranged = self.cache.state.calls[call as usize].ranged;
-            // Every line, numbered (`cat -n F`): a whole read of its version.
-            let numbered = self.cache.state.calls[call as usize].numbered;
+            let c = &self.cache.state.calls[call as usize];
+            // Its output is not the file's text (a slice, numbered lines)…
+            let ranged = c.ranged;
+            // …and of those a slice shows part of the file; every line
+            // numbered (`cat -n F`) is a whole read of its version.
+            let part = c.ranged && !c.numbered;
             let shown = shown.into_iter().map(|(id, hash)| (id, Some(hash)));
             for (id, hash) in file.into_iter().map(|id| (id, None)).chain(shown) {
                 // A file indexed from the transcript: what its calls show.
@@ -301,13 +304,13 @@ impl Session {
                 }
                 // A slice shows part of the file: it does not make a newer
                 // version seen (only a first sight of the file).
-                if ranged && self.cache.seen.get(&id).is_some() {
+                if part && self.cache.seen.get(&id).is_some() {
                     continue;
                 }
                 // A whole read of a version older than the current one (the
                 // file changed between the read and this call): the model
                 // saw that one, and the change since is told at this call.
-                if tool == "read" && (!ranged || numbered) {
+                if tool == "read" && !part {
                     let now = self.objects.get(&id).map(|c| c.object_hash().to_string());
                     if let Some(read) = now.and_then(|h| self.cache.seen.read_seen(&id, &h)) {
                         self.set_seen(&id, read);

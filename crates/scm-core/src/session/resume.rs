@@ -605,13 +605,14 @@ impl Session {
                     .and_then(|c| c.str(RENAMED_TO))
                     .map(str::to_string);
                 if let Some(to_id) = to_id {
-                    let known = self.objects.get(&to_id).map(|c| c.doc.clone());
+                    let known = (self.objects.get(&to_id)).map(|c| c.doc.get("source").cloned());
                     let to = match known {
-                        Some(doc) => Some(doc),
-                        None => self.store.get(&to_id).await?,
+                        Some(source) => source,
+                        None => {
+                            (self.store.get(&to_id).await?).and_then(|d| d.get("source").cloned())
+                        }
                     };
-                    let to = to.as_ref().and_then(|d| d.get("source"));
-                    if let Some(to) = to.and_then(FilesystemSource::from_json) {
+                    if let Some(to) = to.as_ref().and_then(FilesystemSource::from_json) {
                         let to = self.resolver().display_path(&to);
                         self.cache.seen.moved(&id, to);
                     }
