@@ -77,18 +77,21 @@ export declare class NativeSession {
    * (`offset` = `consumed` − 1, checked by fingerprint) or only the new
    * messages (`offset` = `consumed`: the caller vouches that the array
    * continues what was consumed). `texts`: long strings lifted out of the
-   * JSON (`{"scm:lifted": k}` stands for `texts[k]`). null when the
+   * JSON (`{"scm:lifted": k}` stands for `texts[k]`). `firstJson`: with
+   * `offset` = `consumed` − 1, the array's first message, or only its role,
+   * timestamp and toolCallId (checked too: a compaction of the first
+   * message alone keeps the length and the last message). null when the
    * window does not continue what was consumed (another array, or a
    * concurrent call moved the cursor): send the whole array.
    */
-  transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): Promise<JsContextDelta | null>
+  transformContextTail(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null, firstJson?: string | undefined | null): Promise<JsContextDelta | null>
   /**
    * `transformContextTail` on the calling thread, when `canTransformNow`
    * (the core's `SessionHandle::transform_now`: the async form's two
    * thread hops cost more than the call at the tail). The session lock is
    * only ever held for synchronous core calls, so this never waits on I/O.
    */
-  transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null): JsContextDelta | null
+  transformContextTailNow(total: number, offset: number, tailJson: string, have?: number | undefined | null, texts?: Array<string> | undefined | null, firstJson?: string | undefined | null): JsContextDelta | null
   /**
    * Ingest harness messages (JSON array) without a model call: no context
    * is assembled or recorded. Resolves with how many were new, after their
@@ -99,7 +102,7 @@ export declare class NativeSession {
    * The same from a window of the transcript, as `transformContextTail`:
    * null when the window does not continue what was consumed.
    */
-  observeMessagesTail(total: number, offset: number, tailJson: string, texts?: Array<string> | undefined | null): Promise<number | null>
+  observeMessagesTail(total: number, offset: number, tailJson: string, texts?: Array<string> | undefined | null, firstJson?: string | undefined | null): Promise<number | null>
   /**
    * The last failed store write (`{ code, message }`): its documents are
    * queued for the next flush. null once a write landed.

@@ -44,6 +44,28 @@ describeStores('ContextManager', ({ kind, options }) => {
     });
   });
 
+  describe("the host's array", () => {
+    // pi hands the hook a copy of its messages each call. A compaction of the first prompt alone puts the summary in
+    // its place: same length, same last message; the summary must still be read (it was not: seeds 652 and 656).
+    test('a compaction of the first message alone is read, from copies and from the same objects', async () => {
+      for (const copies of [true, false]) {
+        for (const observe of [false, true]) {
+          const { ws, cm } = await setup({ layout: 'cache' });
+          write(ws, 'a.txt', 'alpha');
+          const messages = [msg.user('read a.txt', 1), msg.assistant([{ id: 'c1', name: 'read', arguments: { path: 'a.txt' } }]), msg.result('c1', 'read', 'alpha')];
+          const give = () => (copies ? structuredClone(messages) : [...messages]);
+          await cm.transformContext(give());
+          messages[0] = { role: 'compactionSummary', summary: 'SUMMARY-OF-THE-PROMPT', tokensBefore: 1000, timestamp: 2 };
+          if (observe) expect(await cm.observeMessages(give())).toBe(1);
+          const out = await cm.transformContext(give());
+          const all = out.map((m) => (typeof m.content === 'string' || Array.isArray(m.content) ? textOf(m) : '')).join('\n');
+          expect(all, `copies ${copies}, observe ${observe}`).toContain('SUMMARY-OF-THE-PROMPT');
+          await cm.close();
+        }
+      }
+    });
+  });
+
   describe('secrets (issue 14, defect 2)', () => {
     test('a file on the secret list is metadata-only unless opted in; the option reaches the engine', async () => {
       const { ws, cm } = await setup();

@@ -957,4 +957,12 @@ describe('what the model sees, on random sessions (issue 10)', () => {
       await runSession(seed, { calls: 200, cachePolicy: {}, external: seed % 2 === 1 });
     }, 60_000);
   }
+  // …with compactions, branches, forks and parallel calls (session 48): 656, pi compacted the first prompt alone
+  // (the array kept its length and last message), the summary was never read, and a fork found no fork point in
+  // the parent's chat and started empty, its pin lost.
+  for (const seed of [656]) {
+    test(`seed ${seed}, default budgets with compactions and forks`, async () => {
+      await runSession(seed, { calls: 200, cachePolicy: {}, external: false, compactions: true, branches: true, forks: true, parallel: true });
+    }, 60_000);
+  }
 });

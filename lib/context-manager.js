@@ -25,6 +25,11 @@ const STAND_IN = 'scm:fp';
 const LIFT_CHARS = 2048;
 const LIFTED = 'scm:lifted';
 
+/** What the engine checks of the array's first message beside a window: its role, timestamp and toolCallId. */
+function headOf(m) {
+  return m !== null && typeof m === 'object' ? { role: m.role, timestamp: m.timestamp, toolCallId: m.toolCallId } : m;
+}
+
 /**
  * `messages` as JSON with every string of LIFT_CHARS+ chars lifted out beside it: in the JSON it stands as
  * `{"scm:lifted": k}` and `texts[k]` holds it. A tool output, a written file's content, an edit's text then cross as a
@@ -241,8 +246,8 @@ class ContextManager {
       // form's thread hops cost more at the tail) and let the write follow. Otherwise await the write, so lastError
       // is current.
       d = native.canTransformNow
-          ? wrap(() => native.transformContextTailNow(messages.length, w.offset, w.json, have, w.texts))
-          : await wrapAsync(() => native.transformContextTail(messages.length, w.offset, w.json, have, w.texts));
+          ? wrap(() => native.transformContextTailNow(messages.length, w.offset, w.json, have, w.texts, w.first))
+          : await wrapAsync(() => native.transformContextTail(messages.length, w.offset, w.json, have, w.texts, w.first));
     }
     d ??= await this.#whole(messages, have);
     this.#learn(messages, d);
@@ -296,8 +301,9 @@ class ContextManager {
   /**
    * The part of `messages` the engine has not consumed, as `{ offset, json }`: only the new messages while the array
    * still holds the objects the engine consumed (same first and last object where they were), else from the last
-   * consumed message on, which the engine checks by fingerprint; long strings beside it (`texts`, see windowJson).
-   * null: the whole array must go.
+   * consumed message on, which the engine checks by fingerprint, with the first message's head (`first`: role,
+   * timestamp, toolCallId — pi hands over copies, and a compaction of the first message alone keeps the length and
+   * the last message); long strings beside it (`texts`, see windowJson). null: the whole array must go.
    */
   #window(messages) {
     const c = this[NATIVE].consumed;
@@ -305,8 +311,9 @@ class ContextManager {
     const k = this[CONSUMED];
     const offset = k && k.consumed === c && messages[0] === k.first && messages[c - 1] === k.last ? c : c - 1;
     const window = messages.slice(offset);
-    if (this[NATIVE].takesLiftedStrings !== true) return { offset, json: messagesJson(() => JSON.stringify(window)), texts: undefined };
-    return { offset, ...windowJson(window) };
+    const first = offset === c ? undefined : messagesJson(() => JSON.stringify(headOf(messages[0])));
+    if (this[NATIVE].takesLiftedStrings !== true) return { offset, json: messagesJson(() => JSON.stringify(window)), texts: undefined, first };
+    return { offset, ...windowJson(window), first };
   }
 
   /** After an ingest of all of `messages`: remember their objects, unless another ingest started meanwhile. */
@@ -349,7 +356,7 @@ class ContextManager {
     const started = ++this[STARTED];
     const w = this.#window(messages);
     let n = null;
-    if (w) n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, w.offset, w.json, w.texts));
+    if (w) n = await wrapAsync(() => this[NATIVE].observeMessagesTail(messages.length, w.offset, w.json, w.texts, w.first));
     if (n == null) {
       const json = messagesJson(() => JSON.stringify(messages));
       n = await wrapAsync(() => this[NATIVE].observeMessages(json));

@@ -257,7 +257,10 @@ impl JsSession {
     /// (`offset` = `consumed` − 1, checked by fingerprint) or only the new
     /// messages (`offset` = `consumed`: the caller vouches that the array
     /// continues what was consumed). `texts`: long strings lifted out of the
-    /// JSON (`{"scm:lifted": k}` stands for `texts[k]`). null when the
+    /// JSON (`{"scm:lifted": k}` stands for `texts[k]`). `firstJson`: with
+    /// `offset` = `consumed` − 1, the array's first message, or only its role,
+    /// timestamp and toolCallId (checked too: a compaction of the first
+    /// message alone keeps the length and the last message). null when the
     /// window does not continue what was consumed (another array, or a
     /// concurrent call moved the cursor): send the whole array.
     #[napi]
@@ -268,10 +271,14 @@ impl JsSession {
         tail_json: String,
         have: Option<u32>,
         texts: Option<Vec<String>>,
+        first_json: Option<String>,
     ) -> napi::Result<Option<JsContextDelta>> {
         let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
+        let first = parse_first(first_json, "transformContext messages")?;
         self.handle
-            .transform(|s| assemble_tail(s, total, offset, &tail, have))
+            .transform(|s| {
+                assemble_tail(s, Window::new(total, offset, &tail, first.as_ref()), have)
+            })
             .await
             .js()
     }
@@ -288,10 +295,14 @@ impl JsSession {
         tail_json: String,
         have: Option<u32>,
         texts: Option<Vec<String>>,
+        first_json: Option<String>,
     ) -> napi::Result<Option<JsContextDelta>> {
         let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
+        let first = parse_first(first_json, "transformContext messages")?;
         self.handle
-            .transform_now(|s| assemble_tail(s, total, offset, &tail, have))
+            .transform_now(|s| {
+                assemble_tail(s, Window::new(total, offset, &tail, first.as_ref()), have)
+            })
             .js()
     }
 
@@ -318,11 +329,15 @@ impl JsSession {
         offset: u32,
         tail_json: String,
         texts: Option<Vec<String>>,
+        first_json: Option<String>,
     ) -> napi::Result<Option<u32>> {
         let tail = parse_messages(&tail_json, texts, "observeMessages messages")?;
+        let first = parse_first(first_json, "observeMessages messages")?;
         let out = self
             .handle
-            .observe(|s| s.observe_messages_tail(total as usize, offset as usize, &tail))
+            .observe(|s| {
+                s.observe_messages_tail(total as usize, offset as usize, &tail, first.as_ref())
+            })
             .await
             .js()?;
         Ok(out.map(|n| n as u32))
@@ -603,13 +618,35 @@ pub(crate) fn set_op_named(op: &str) -> napi::Result<SetOp> {
 /// consumed.
 fn assemble_tail(
     s: &mut Session,
-    total: u32,
-    offset: u32,
-    tail: &[Value],
+    w: Window<'_>,
     have: Option<u32>,
 ) -> scm_core::Result<Option<JsContextDelta>> {
-    let d = s.ingest_and_assemble_tail_delta(total as usize, offset as usize, tail, have)?;
+    let d = s.ingest_and_assemble_tail_delta(w.total, w.offset, w.tail, w.first, have)?;
     Ok(d.map(|d| JsContextDelta::of(d, s)))
+}
+
+/// A window of the host's array as the tail calls send it.
+struct Window<'a> {
+    total: usize,
+    offset: usize,
+    tail: &'a [Value],
+    first: Option<&'a Value>,
+}
+
+impl<'a> Window<'a> {
+    fn new(total: u32, offset: u32, tail: &'a [Value], first: Option<&'a Value>) -> Self {
+        Self {
+            total: total as usize,
+            offset: offset as usize,
+            tail,
+            first,
+        }
+    }
+}
+
+/// The first message (or its head) a tail call sends beside its window.
+fn parse_first(json: Option<String>, what: &str) -> napi::Result<Option<Value>> {
+    json.map(|j| parse_json(&j, what)).transpose()
 }
 
 /// `cm.checkpoint(…)` as the facade sends it.

@@ -618,3 +618,49 @@ async fn bad_fork_arguments_are_coded_errors() {
         assert_eq!(e.code(), "INVALID_ARGUMENT", "{child:?} {parent:?}: {e}");
     }
 }
+
+/// pi compacts a long first turn right after its prompt: the summary takes
+/// the prompt's place, the array keeps its length and its last message. The
+/// engine took that for the array it had consumed and never read the
+/// summary, so the parent's chat held no message the child's transcript
+/// starts with: the fork found no fork point and started empty (random
+/// sessions, default budgets with compactions and forks: seeds 652 and 656
+/// lost a pin).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_after_a_compaction_of_the_first_prompt_alone_keeps_the_parents_state() {
+    for store in stores() {
+        for restart in [false, true] {
+            let ws = Workspace::new(store.clone());
+            let (mut parent, parent_id, mut t) = cache_parent_reading_a(&ws).await;
+            let read = toolcall_id(&parent, "r1");
+            assert!(parent.pin(&read).ok);
+            t.call("p1", "pin", json!({"id": "t1"}), "pinned t1");
+            parent.transform_context(&t.messages).await.unwrap();
+            t.messages[0] = json!({"role": "compactionSummary", "summary": "SUMMARY-OF-THE-PROMPT", "tokensBefore": 1000, "timestamp": 0});
+            t.call("x1", "bash", json!({"command": "ls"}), "LS-OUT");
+            let out = parent.transform_context(&t.messages).await.unwrap();
+            assert_eq!(occurrences(&out, "SUMMARY-OF-THE-PROMPT"), 1);
+            t.assistant("answer", &[]);
+            parent.observe_messages(&t.messages).unwrap();
+            if restart {
+                parent.close().await.unwrap();
+                parent = ws.open(cache_opts(&parent_id)).await;
+            }
+            let at_fork = parent.snapshot();
+            let messages = t.messages.clone();
+            t.user("second")
+                .call("x2", "bash", json!({"command": "ls -l"}), "LATER-OUT");
+            parent.transform_context(&t.messages).await.unwrap();
+            parent.close().await.unwrap();
+            let child = fork(
+                &ws,
+                cache_opts(&unique_id("fork-child")),
+                &parent_id,
+                &messages,
+            )
+            .await;
+            assert_eq!(child.snapshot(), at_fork, "restart {restart}");
+            assert_eq!(child.snapshot().pinned_set, vec![read]);
+        }
+    }
+}

@@ -404,12 +404,12 @@ async fn observed_messages_are_stored_without_a_model_call_and_never_ingested_tw
             // The tail form: the fast path, or None for a window that does not continue.
             let n = done.messages.len();
             assert_eq!(
-                s.observe_messages_tail(n, n - 1, &done.messages[n - 1..])
+                s.observe_messages_tail(n, n - 1, &done.messages[n - 1..], done.messages.first())
                     .unwrap(),
                 Some(0)
             );
             assert_eq!(
-                s.observe_messages_tail(n, n - 2, &done.messages[n - 2..])
+                s.observe_messages_tail(n, n - 2, &done.messages[n - 2..], done.messages.first())
                     .unwrap(),
                 None
             );

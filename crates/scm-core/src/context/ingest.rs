@@ -4,9 +4,11 @@
 //! fingerprint per consumed message, the cursor (how many messages of the last
 //! array were consumed) and the fingerprint of the last consumed message.
 //!
-//! - **Fast path** (the array grew): `messages.len() >= cursor` and the
-//!   message at `cursor - 1` has the remembered fingerprint → the new messages
-//!   are `messages[cursor..]`.
+//! - **Fast path** (the array grew): `messages.len() >= cursor`, the
+//!   message at `cursor - 1` has the remembered fingerprint and the first
+//!   message the remembered head (role, timestamp, toolCallId: a compaction
+//!   that summarised only the first message keeps the length and the last
+//!   message) → the new messages are `messages[cursor..]`.
 //! - **Replaced array** (compaction, branch switch, resume, fork): ingest, in
 //!   order, exactly the messages whose fingerprint was never consumed —
 //!   counted as a multiset, so a message that legitimately occurs twice is
@@ -40,6 +42,13 @@ pub fn fingerprint(msg: &Value) -> String {
         Some(v) => write_value(&mut s, v),
         None => s.push_str("null"),
     }
+    write_head_fields(&mut s, msg);
+    s.push('}');
+    sha256_hex(s.as_bytes())
+}
+
+/// `,"role":…,"timestamp":…,"toolCallId":…` of `msg` (null where absent).
+fn write_head_fields(s: &mut String, msg: &Value) {
     for (label, k) in [
         (",\"role\":", "role"),
         (",\"timestamp\":", "timestamp"),
@@ -47,12 +56,22 @@ pub fn fingerprint(msg: &Value) -> String {
     ] {
         s.push_str(label);
         match msg.get(k) {
-            Some(v) => write_value(&mut s, v),
+            Some(v) => write_value(s, v),
             None => s.push_str("null"),
         }
     }
+}
+
+/// The first message's head: the stable JSON of its role, timestamp and
+/// toolCallId, without its content (cheap for a caller to send each call,
+/// however long the first prompt). Messages once handed over are immutable;
+/// the head tells a message put in the first one's place.
+pub fn head(msg: &Value) -> String {
+    let mut s = String::with_capacity(64);
+    write_head_fields(&mut s, msg);
+    s.replace_range(..1, "{");
     s.push('}');
-    sha256_hex(s.as_bytes())
+    s
 }
 
 /// Key of a stand-in for a message the engine consumed before:
@@ -181,14 +200,19 @@ pub struct Selection {
     pub replaced: bool,
     /// Fingerprint of the array's last message (None for an empty array).
     pub last_fp: Option<String>,
+    /// [`head`] of the array's first message (None for an empty array).
+    pub first_head: Option<String>,
     pub len: usize,
 }
 
-/// Cursor state: consumed fingerprints (multiset), cursor, last fingerprint.
+/// Cursor state: consumed fingerprints (multiset), cursor, last fingerprint,
+/// first message's head.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cursor {
     pub consumed: usize,
     pub last_fp: Option<String>,
+    /// None in a chat stored before it was kept: not checked.
+    pub first_head: Option<String>,
     pub seen: HashMap<String, u32>,
 }
 
@@ -199,8 +223,11 @@ impl Cursor {
         let fast = if c == 0 {
             self.seen.is_empty()
         } else {
-            messages.len() >= c && self.last_fp.as_deref() == Some(&*fingerprint(&messages[c - 1]))
+            messages.len() >= c
+                && self.first_is(&messages[0])
+                && self.last_fp.as_deref() == Some(&*fingerprint(&messages[c - 1]))
         };
+        let first_head = messages.first().map(head);
         if fast {
             let new: Vec<(usize, String)> = (c..messages.len())
                 .map(|i| (i, fingerprint(&messages[i])))
@@ -213,6 +240,7 @@ impl Cursor {
                 new,
                 replaced: false,
                 last_fp,
+                first_head,
                 len: messages.len(),
             };
         }
@@ -232,14 +260,23 @@ impl Cursor {
             new,
             replaced: true,
             last_fp,
+            first_head,
             len: messages.len(),
         }
+    }
+
+    /// Whether `m` has the head the first consumed message had (a chat
+    /// stored before heads were kept: assumed).
+    fn first_is(&self, m: &Value) -> bool {
+        self.first_head.as_ref().is_none_or(|h| *h == head(m))
     }
 
     /// The fast path from a window of the array: `tail` is
     /// `messages[offset..total]`, in one of two forms:
     /// - `offset = consumed − 1`: it starts with the last consumed message,
-    ///   which is checked by fingerprint;
+    ///   which is checked by fingerprint, and `first` is the array's first
+    ///   message (its [`head`] is all that is read: the caller may send only
+    ///   role, timestamp and toolCallId), checked by head;
     /// - `offset = consumed`: only the new messages; the caller vouches that
     ///   the array continues what was consumed (the JS facade holds the
     ///   consumed messages' objects and checks their identity, so a large
@@ -247,15 +284,22 @@ impl Cursor {
     ///
     /// None when the window does not continue what was consumed: the
     /// caller then hands over the whole array (see [`Cursor::select`]).
-    pub fn select_tail(&self, total: usize, offset: usize, tail: &[Value]) -> Option<Selection> {
+    pub fn select_tail(
+        &self,
+        total: usize,
+        offset: usize,
+        tail: &[Value],
+        first: Option<&Value>,
+    ) -> Option<Selection> {
         if self.consumed == 0 || offset + tail.len() != total {
             return None;
         }
         let new = if offset == self.consumed {
             tail
         } else if offset + 1 == self.consumed {
-            let first = tail.first()?;
-            if self.last_fp.as_deref() != Some(&*fingerprint(first)) {
+            let last = tail.first()?;
+            let first = if offset == 0 { last } else { first? };
+            if !self.first_is(first) || self.last_fp.as_deref() != Some(&*fingerprint(last)) {
                 return None;
             }
             &tail[1..]
@@ -274,6 +318,7 @@ impl Cursor {
             new,
             replaced: false,
             last_fp,
+            first_head: self.first_head.clone(),
             len: total,
         })
     }
@@ -296,6 +341,9 @@ impl Cursor {
         }
         self.consumed = sel.len;
         self.last_fp = sel.last_fp.clone();
+        if sel.first_head.is_some() {
+            self.first_head = sel.first_head.clone();
+        }
     }
 }
 
@@ -375,29 +423,85 @@ mod tests {
     fn a_tail_window_is_the_fast_path_or_nothing() {
         let mut c = Cursor::default();
         let msgs = vec![user("a", 1), user("b", 2)];
-        assert_eq!(c.select_tail(2, 0, &msgs), None, "nothing consumed yet");
+        assert_eq!(
+            c.select_tail(2, 0, &msgs, None),
+            None,
+            "nothing consumed yet"
+        );
         let s = c.select(&msgs);
         c.commit(&s);
         let mut more = msgs.clone();
         more.push(user("c", 3));
-        let s = c.select_tail(3, 1, &more[1..]).unwrap();
+        let first = Some(&msgs[0]);
+        let s = c.select_tail(3, 1, &more[1..], first).unwrap();
         assert_eq!(s, c.select(&more));
-        assert_eq!(c.select_tail(3, 0, &more), None, "wrong offset");
+        assert_eq!(c.select_tail(3, 0, &more, None), None, "wrong offset");
         assert_eq!(
-            c.select_tail(3, 1, &[user("x", 9), user("c", 3)]),
+            c.select_tail(3, 1, &[user("x", 9), user("c", 3)], first),
             None,
             "another array"
         );
         assert_eq!(
-            c.select_tail(2, 1, &more[1..2]).unwrap().new,
+            c.select_tail(2, 1, &more[1..2], first).unwrap().new,
             vec![],
             "nothing new"
         );
         // Only the new messages, from the cursor on.
-        assert_eq!(c.select_tail(3, 2, &more[2..]).unwrap(), c.select(&more));
-        assert_eq!(c.select_tail(2, 2, &[]).unwrap().new, vec![], "nothing new");
-        assert_eq!(c.select_tail(4, 3, &more[2..]), None, "past the cursor");
-        assert_eq!(c.select_tail(4, 2, &more[2..]), None, "wrong total");
+        assert_eq!(
+            c.select_tail(3, 2, &more[2..], None).unwrap(),
+            c.select(&more)
+        );
+        assert_eq!(
+            c.select_tail(2, 2, &[], None).unwrap().new,
+            vec![],
+            "nothing new"
+        );
+        assert_eq!(
+            c.select_tail(4, 3, &more[2..], None),
+            None,
+            "past the cursor"
+        );
+        assert_eq!(c.select_tail(4, 2, &more[2..], None), None, "wrong total");
+    }
+
+    /// A compaction that summarises only the first message (pi: a long first
+    /// turn cut right after its prompt) leaves the array as long as before,
+    /// its last message the last one consumed: the fast path's check at the
+    /// cursor holds, and the summary was never read. The first message is
+    /// checked too.
+    #[test]
+    fn a_compaction_of_the_first_message_alone_is_a_replaced_array() {
+        let mut c = Cursor::default();
+        let msgs = vec![user("a", 1), user("b", 2), user("c", 3)];
+        let s = c.select(&msgs);
+        c.commit(&s);
+        let mut compacted = msgs.clone();
+        compacted[0] = json!({"role": "compactionSummary", "summary": "…", "timestamp": 9});
+        let s = c.select(&compacted);
+        assert!(s.replaced);
+        assert_eq!(s.new.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
+        // From a window at the last consumed message, given the first's head.
+        let head_of = |m: &Value| json!({"role": m["role"], "timestamp": m["timestamp"]});
+        assert_eq!(
+            c.select_tail(3, 2, &compacted[2..], Some(&head_of(&compacted[0]))),
+            None,
+            "another first message"
+        );
+        assert_eq!(
+            c.select_tail(3, 2, &compacted[2..], None),
+            None,
+            "no first message"
+        );
+        let s = c
+            .select_tail(3, 2, &msgs[2..], Some(&head_of(&msgs[0])))
+            .unwrap();
+        assert_eq!(s, c.select(&msgs));
+        // The caller that vouches for the whole array (from the cursor on) needs none.
+        assert_eq!(c.select_tail(3, 3, &[], None).unwrap(), c.select(&msgs));
+        c.commit(&c.select(&compacted));
+        assert_eq!(c.select(&compacted).new, vec![]);
+        let s = c.select_tail(3, 2, &compacted[2..], Some(&head_of(&compacted[0])));
+        assert_eq!(s.unwrap().new, vec![]);
     }
 
     #[test]

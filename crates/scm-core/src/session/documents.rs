@@ -26,6 +26,10 @@ use crate::store::Document;
 pub struct ChatCursor {
     pub consumed: usize,
     pub last_fp: Option<String>,
+    /// The first consumed message's head (`context::ingest::head`); absent
+    /// in chats stored before it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_head: Option<String>,
 }
 
 /// `chat:<session>`.

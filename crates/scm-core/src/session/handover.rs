@@ -43,9 +43,11 @@ impl Session {
         total: usize,
         offset: usize,
         tail: &[Value],
+        first: Option<&Value>,
         have: Option<u32>,
     ) -> Result<Option<OutputDelta>> {
-        let Some(json) = self.assemble_tail_json(total, offset, tail, Whole::PreviousOutput)?
+        let Some(json) =
+            self.assemble_tail_json(total, offset, tail, first, Whole::PreviousOutput)?
         else {
             return Ok(None);
         };

@@ -633,6 +633,7 @@ impl Session {
             serde_json::to_value(ChatCursor {
                 consumed: self.cursor.consumed,
                 last_fp: self.cursor.last_fp.clone(),
+                first_head: self.cursor.first_head.clone(),
             })
             .expect("serialisable"),
         );

@@ -27,7 +27,7 @@ fn unpaged_chat(s: &Session) -> Document {
     let mut d = assigned_document(&s.ids.chat, ObjectType::Chat, Some(String::new()), f);
     d.insert(
         "cursor".into(),
-        json!({"consumed": s.cursor.consumed, "last_fp": s.cursor.last_fp}),
+        json!({"consumed": s.cursor.consumed, "last_fp": s.cursor.last_fp, "first_head": s.cursor.first_head}),
     );
     d.insert(
         "model_calls".into(),

@@ -305,6 +305,7 @@ impl Session {
         self.chat.toolcall_refs = parsed.toolcall_refs;
         self.cursor.consumed = cursor.consumed;
         self.cursor.last_fp = cursor.last_fp;
+        self.cursor.first_head = cursor.first_head;
 
         // Rebuild the rendered chat and the call bookkeeping.
         let objects = &self.objects;

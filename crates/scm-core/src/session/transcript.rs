@@ -173,17 +173,18 @@ impl Session {
 
     /// [`Session::ingest_and_assemble_json`] given only `messages[offset..total]`
     /// (`tail`; `offset` is the cursor, or the cursor − 1 with the last
-    /// consumed message to check, see [`crate::context::ingest::Cursor::select_tail`]):
-    /// the binding then serialises only what is new. None (nothing changed)
-    /// when the window does not continue what was consumed; hand over the
-    /// whole array then.
+    /// consumed message and `first`, the array's first message, to check, see
+    /// [`crate::context::ingest::Cursor::select_tail`]): the binding then
+    /// serialises only what is new. None (nothing changed) when the window
+    /// does not continue what was consumed; hand over the whole array then.
     pub fn ingest_and_assemble_tail_json(
         &mut self,
         total: usize,
         offset: usize,
         tail: &[Value],
+        first: Option<&Value>,
     ) -> Result<Option<String>> {
-        self.assemble_tail_json(total, offset, tail, Whole::Keep)
+        self.assemble_tail_json(total, offset, tail, first, Whole::Keep)
     }
 
     pub(super) fn assemble_tail_json(
@@ -191,10 +192,11 @@ impl Session {
         total: usize,
         offset: usize,
         tail: &[Value],
+        first: Option<&Value>,
         whole: Whole,
     ) -> Result<Option<String>> {
         self.ensure_open()?;
-        let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
+        let Some(sel) = self.cursor.select_tail(total, offset, tail, first) else {
             return Ok(None);
         };
         self.assemble_selection(sel, tail, offset, whole).map(Some)
@@ -253,9 +255,10 @@ impl Session {
         total: usize,
         offset: usize,
         tail: &[Value],
+        first: Option<&Value>,
     ) -> Result<Option<usize>> {
         self.ensure_open()?;
-        let Some(sel) = self.cursor.select_tail(total, offset, tail) else {
+        let Some(sel) = self.cursor.select_tail(total, offset, tail, first) else {
             return Ok(None);
         };
         self.drain_watch();
