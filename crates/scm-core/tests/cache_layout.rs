@@ -3900,3 +3900,53 @@ async fn edits_whose_results_come_after_a_restart_are_not_told_as_changes() {
         s.close().await.unwrap();
     }
 }
+
+/// A file changed outside, read again (`read`, `cat`) and edited in the same
+/// message: the read shows the change, the edit follows it. The older
+/// showing in view (a pin, a fold's block) must not read as current once
+/// the read collapses: the change is told, naming the read (random session
+/// seed 148, every mode on: no notice at all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_read_and_then_edited_in_one_message_is_told() {
+    for how in ["read", "cat a.ts"] {
+        for store in stores() {
+            let ws = Workspace::new(store);
+            let mut s = open_watched(&ws, "read-then-edit").await;
+            let v0 = body("FIRST", 12);
+            ws.write("a.ts", &v0);
+            let mut t = Transcript::default();
+            t.user("look");
+            s.read("a.ts").await.unwrap();
+            t.call("r0", "read", json!({"path": "a.ts"}), &v0);
+            s.transform_context(&t.messages).await.unwrap();
+            let v1 = v0.replace("FIRST line 005", "OUTSIDE line 005");
+            changed_on_disk(&ws, &mut s, "a.ts", &v1).await;
+            // One message: a read of the changed file, then an edit of it.
+            if how == "read" {
+                s.read("a.ts").await.unwrap();
+            } else {
+                assert!(s.observe_bash(how, &v1).await.unwrap().ok);
+            }
+            let v2 = v1.replace("FIRST line 009", "EDITED line 009");
+            ws.write("a.ts", &v2);
+            s.observe_edit("a.ts").await.unwrap();
+            let edit =
+                json!({"path": "a.ts", "oldText": "FIRST line 009", "newText": "EDITED line 009"});
+            let (tool, args) = match how {
+                "read" => ("read", json!({"path": "a.ts"})),
+                _ => ("bash", json!({"command": how})),
+            };
+            t.assistant("", &[("r1", tool, args), ("e1", "edit", edit)]);
+            t.result("r1", tool, &v1, false).result(
+                "e1",
+                "edit",
+                "Successfully replaced text in a.ts.",
+                false,
+            );
+            let out = s.transform_context(&t.messages).await.unwrap();
+            let notices = notices_about(&out, "f1 a.ts");
+            assert_eq!(notices.len(), 1, "{how}: {:#?}", texts(&out));
+            s.close().await.unwrap();
+        }
+    }
+}

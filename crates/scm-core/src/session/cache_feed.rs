@@ -313,6 +313,14 @@ impl Session {
                 if tool == "read" && !part {
                     let now = self.objects.get(&id).map(|c| c.object_hash().to_string());
                     if let Some(read) = now.and_then(|h| self.cache.seen.read_seen(&id, &h)) {
+                        // It may have shown a change not yet told, and the
+                        // model's own edit follow it (no diff then): told,
+                        // naming the read (random seed 148).
+                        self.cache.seen.shown_while_changed(
+                            &id,
+                            &read.object_hash,
+                            &crate::context::aliases::call_alias(call),
+                        );
                         self.set_seen(&id, read);
                         self.cache.seen.new_version(&id);
                         continue;
@@ -564,6 +572,7 @@ impl Session {
                 ));
             }
         }
+        let shown_parts = parts.len();
         // What changed under the model's own edits: the version it had seen
         // against the one its edit was applied to.
         for (id, seen, base) in outside {
@@ -614,6 +623,18 @@ impl Session {
                 },
             );
         }
+        // A change a read showed and one since (a diff): the diff names the
+        // file, one notice each.
+        let diffed: HashSet<String> = parts[shown_parts..]
+            .iter()
+            .filter_map(|p| crate::context::notices::names(p))
+            .map(str::to_string)
+            .collect();
+        let mut i = 0;
+        parts.retain(|p| {
+            i += 1;
+            i > shown_parts || crate::context::notices::names(p).is_none_or(|f| !diffed.contains(f))
+        });
         if !parts.is_empty() {
             self.cache
                 .push_notice(self.records.model_calls.len() as u32, parts.join("\n\n"));
