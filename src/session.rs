@@ -276,9 +276,7 @@ impl JsSession {
         let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
         let first = parse_first(first_json, "transformContext messages")?;
         self.handle
-            .transform(|s| {
-                assemble_tail(s, Window::new(total, offset, &tail, first.as_ref()), have)
-            })
+            .transform(|s| assemble_tail(s, total, offset, &tail, first.as_ref(), have))
             .await
             .js()
     }
@@ -300,9 +298,7 @@ impl JsSession {
         let tail = parse_messages(&tail_json, texts, "transformContext messages")?;
         let first = parse_first(first_json, "transformContext messages")?;
         self.handle
-            .transform_now(|s| {
-                assemble_tail(s, Window::new(total, offset, &tail, first.as_ref()), have)
-            })
+            .transform_now(|s| assemble_tail(s, total, offset, &tail, first.as_ref(), have))
             .js()
     }
 
@@ -618,30 +614,15 @@ pub(crate) fn set_op_named(op: &str) -> napi::Result<SetOp> {
 /// consumed.
 fn assemble_tail(
     s: &mut Session,
-    w: Window<'_>,
+    total: u32,
+    offset: u32,
+    tail: &[Value],
+    first: Option<&Value>,
     have: Option<u32>,
 ) -> scm_core::Result<Option<JsContextDelta>> {
-    let d = s.ingest_and_assemble_tail_delta(w.total, w.offset, w.tail, w.first, have)?;
+    let (total, offset) = (total as usize, offset as usize);
+    let d = s.ingest_and_assemble_tail_delta(total, offset, tail, first, have)?;
     Ok(d.map(|d| JsContextDelta::of(d, s)))
-}
-
-/// A window of the host's array as the tail calls send it.
-struct Window<'a> {
-    total: usize,
-    offset: usize,
-    tail: &'a [Value],
-    first: Option<&'a Value>,
-}
-
-impl<'a> Window<'a> {
-    fn new(total: u32, offset: u32, tail: &'a [Value], first: Option<&'a Value>) -> Self {
-        Self {
-            total: total as usize,
-            offset: offset as usize,
-            tail,
-            first,
-        }
-    }
 }
 
 /// The first message (or its head) a tail call sends beside its window.

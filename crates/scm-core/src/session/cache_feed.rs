@@ -17,8 +17,8 @@ use crate::context::cache_layout::{
 };
 use crate::context::epochs::{utf16_len, CachePolicy, CopyAt, Dedupe, Shown};
 use crate::context::ingest::fingerprint;
-use crate::context::notices::Now;
 pub(super) use crate::context::notices::Seen;
+use crate::context::notices::{self, Now};
 use crate::context::tool_args::{path_arg, read_of};
 use crate::context::working;
 use crate::context::Layout;
@@ -625,16 +625,10 @@ impl Session {
         }
         // A change a read showed and one since (a diff): the diff names the
         // file, one notice each.
-        let diffed: HashSet<String> = parts[shown_parts..]
-            .iter()
-            .filter_map(|p| crate::context::notices::names(p))
-            .map(str::to_string)
-            .collect();
-        let mut i = 0;
-        parts.retain(|p| {
-            i += 1;
-            i > shown_parts || crate::context::notices::names(p).is_none_or(|f| !diffed.contains(f))
-        });
+        let rest = parts.split_off(shown_parts);
+        let diffed: HashSet<&str> = rest.iter().filter_map(|p| notices::names(p)).collect();
+        parts.retain(|p| notices::names(p).is_none_or(|f| !diffed.contains(f)));
+        parts.extend(rest);
         if !parts.is_empty() {
             self.cache
                 .push_notice(self.records.model_calls.len() as u32, parts.join("\n\n"));
