@@ -26,6 +26,7 @@
 //      now, or every edit and write body since (save a write the agent deactivated afterwards);
 //  13. (`deletions` sessions: files also deleted and brought back by someone else) where the text a deleted
 //      file last had is in view, so is a message saying it is gone, at every call until it is back;
+//  15. a change is told once: no diff notice twice in one context;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
 // INV_TWICE=1 logs every file text in view more than once, tool-call arguments counted too (check 10 leaves them
@@ -295,6 +296,17 @@ async function runSession(seed, options) {
         return h ? [`${h[2]}\n${t.slice(h[0].length)}`] : [];
       });
       expect(new Set(copies).size, `${where(n)}: two working copies show the same text`).toBe(copies.length);
+    }
+    // 15. A change is told once: no diff notice twice in one context, in a message or a fold's PINNED block (seed
+    // 307: a write and a read of what it wrote in one message, the file changed before the next call — the same
+    // diff twice in one message, then carried twice by the next fold). (A change made and undone and made again
+    // would repeat a diff; the sessions' random lines never do.)
+    if (cacheLayout) {
+      const diffs = texts
+        .flatMap((t) => t.split(/\n(?=CHANGED f\d+ )/))
+        .map((p) => p.split(/\n\n|\n--- [^\n]* ---(?:\n|$)/)[0].trimEnd())
+        .filter((p) => p.startsWith('CHANGED f') && p.includes('\n@@ '));
+      expect(diffs.length - new Set(diffs).size, `${where(n)}: a change notice is told twice`).toBe(0);
     }
     // 10. A file's current text is in at most one message (edit and write bodies aside: an edit whose new text is
     // the whole file is not known as a showing of it, seed 319). Seeds 611, 854 and 920 failed it.
@@ -891,6 +903,13 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   for (const seed of process.env.INV_LATE ? seeds : [1, 2]) {
     test(`seed ${seed}, late changes`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, lateChanges: true });
+    }, 60_000);
+  }
+  // …with parallel calls, shell reads and bursts (session 49): 307, a write and a read of what it wrote in one
+  // message, the file changed before the next call — the change told twice (check 15), then carried twice by a fold.
+  for (const seed of [307]) {
+    test(`seed ${seed}, late changes with parallel calls and bursts`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, lateChanges: true, parallel: true, shellReads: true, bursts: true });
     }, 60_000);
   }
   // The package joins a session pi ran without it (session 44). INV_JOIN=1 runs the INV_SEEDS so (INV_WITH=parallel,…

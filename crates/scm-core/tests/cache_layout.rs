@@ -3950,3 +3950,45 @@ async fn a_change_read_and_then_edited_in_one_message_is_told() {
         }
     }
 }
+
+/// Nothing twice: a write and a read of the written text in one message,
+/// the file changed on disk before the next call — one change, one notice
+/// (random seed 307, "late changes": the write's result and the read's
+/// each kept the change to tell, and both were told).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_after_a_write_and_a_read_in_one_message_is_told_once() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut s = open_watched(&ws, "write-read-change").await;
+        let v0 = body("FIRST", 12);
+        ws.write("a.ts", &v0);
+        let mut t = Transcript::default();
+        t.user("look");
+        s.read("a.ts").await.unwrap();
+        t.call("r0", "read", json!({"path": "a.ts"}), &v0);
+        s.transform_context(&t.messages).await.unwrap();
+        // One message: a write, then a read of what it wrote.
+        let v1 = body("WROTE", 12);
+        ws.write("a.ts", &v1);
+        assert!(s.observe_write("a.ts").await.unwrap().ok);
+        s.read("a.ts").await.unwrap();
+        t.assistant(
+            "",
+            &[
+                ("w1", "write", json!({"path": "a.ts", "content": v1})),
+                ("r1", "read", json!({"path": "a.ts"})),
+            ],
+        );
+        t.result("w1", "write", "Successfully wrote a.ts.", false)
+            .result("r1", "read", &v1, false);
+        // Changed on disk before the call that brings both results.
+        let v2 = v1.replace("WROTE line 005", "OUTSIDE line 005");
+        changed_on_disk(&ws, &mut s, "a.ts", &v2).await;
+        let out = s.transform_context(&t.messages).await.unwrap();
+        let notices = notices_about(&out, "f1 a.ts");
+        assert_eq!(notices.len(), 1, "{:#?}", texts(&out));
+        assert_eq!(occurrences(&out, "CHANGED f1 a.ts"), 1, "{notices:#?}");
+        assert!(notices[0].contains("+OUTSIDE line 005"), "{notices:?}");
+        s.close().await.unwrap();
+    }
+}

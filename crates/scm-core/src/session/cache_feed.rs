@@ -547,8 +547,18 @@ impl Session {
     /// has in view whose version changed since it saw them, other than by
     /// its own edit/write, are told in one message after the last one.
     pub(super) fn notify_changes(&mut self) {
-        let outside = self.cache.seen.take_outside();
+        let mut outside = self.cache.seen.take_outside();
         let mut ids = self.cache.seen.take_changed();
+        // A change under a write or edit that a later result of its message
+        // showed from the same text (a read of what the write wrote): the
+        // one notice from that text to now tells it (random seed 307: the
+        // same diff twice).
+        let same_start = |a: &Seen, b: &Seen| {
+            a.content.as_deref().map(str::trim_end) == b.content.as_deref().map(str::trim_end)
+        };
+        outside.retain(|(id, seen, _)| {
+            !(ids.contains(id) && self.cache.seen.get(id).is_some_and(|s| same_start(s, seen)))
+        });
         // The room for diffs goes first to the files worked on last (a
         // burst: the file the agent is in the middle of gets its diff).
         ids.sort_by_key(|id| std::cmp::Reverse(self.last_touched(id)));
