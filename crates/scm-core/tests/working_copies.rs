@@ -1757,6 +1757,73 @@ async fn re_reads_of_a_copy_the_fold_folds_away_show_its_text_once() {
     }
 }
 
+/// Two whole re-reads of a working copy's text, both pointing at it, then
+/// the agent's edit of the file: when a fold folds the copy and the first
+/// re-read away (no pin: not in its `PINNED` block) and makes a copy of
+/// the edited file, the re-read after the cut shows its text — the folded
+/// one shows nothing (random seed 65, late changes: a fresh `cat F`
+/// collapsed to a ref as a repeat of a read the fold had folded away, and
+/// the model never saw it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_of_a_copy_after_the_cut_is_no_repeat_of_one_folded_away() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copyrereadfolded");
+        o.cache.fold = 400;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        outs.push(out);
+        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        t.assistant("sliced", &[]).user("read it again");
+        s.read("src.ts").await.unwrap();
+        t.call("r2", "read", json!({"path": "src.ts"}), &v2);
+        let first = points_at_copy(&step(&mut s, &t, &mut outs).await, "f1");
+        t.assistant("read", &[]).user("and once more");
+        s.read("src.ts").await.unwrap();
+        t.call("r3", "read", json!({"path": "src.ts"}), &v2);
+        let out = step(&mut s, &t, &mut outs).await;
+        let second = points_at_copy(&out, "f1");
+        let r3 = out
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "toolResult")
+            .unwrap()["toolCallId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(first && second, "both reads pointed at the copy");
+        // The agent's edit: the copy the fold makes is not the reads' text.
+        let v3 = v2.replace("- [ ] step 050", "- [x] step 050");
+        ws.write("src.ts", &v3);
+        s.observe_edit("src.ts").await.unwrap();
+        t.call(
+            "e9",
+            "edit",
+            json!({"path": "src.ts", "oldText": "- [ ] step 050: do the thing number 050 carefully",
+                   "newText": "- [x] step 050: do the thing number 050 carefully"}),
+            "Successfully replaced text in src.ts.",
+        );
+        step(&mut s, &t, &mut outs).await;
+        let folds = s.cache_stats().folds;
+        for i in 0..40 {
+            // (Its text, or a pointer to a copy of it: not a ref.)
+            let before = result_of(outs.last().unwrap(), &r3);
+            let live = before == v2 || before.ends_with(": identical to FILE f1 above]");
+            make(&mut t, 10 + i);
+            let out = step(&mut s, &t, &mut outs).await;
+            if s.cache_stats().folds > folds {
+                assert!(live, "{r3} was in view before the fold");
+                assert_eq!(result_of(&out, &r3), v2, "{:#?}", texts(&out));
+                break;
+            }
+        }
+        assert!(s.cache_stats().folds > folds, "{:?}", s.cache_stats());
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
 fn block_has(out: &[Value], needle: &str) -> bool {
     texts(out)
         .iter()

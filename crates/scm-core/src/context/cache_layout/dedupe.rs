@@ -179,11 +179,11 @@ impl CacheLayout {
             .copies_in_view()
             .map(|(c, at)| (c.file, c.after, at))
             .collect();
-        let block = self
+        let (block, cut) = self
             .state
             .folds
             .last()
-            .map(|f| f.block.clone())
+            .map(|f| (f.block.clone(), f.cut))
             .unwrap_or_default();
         let mut pointers = self.copy_pointers.clone();
         pointers.sort_unstable_by_key(|k| (!block.contains(k), *k));
@@ -207,8 +207,12 @@ impl CacheLayout {
                             .map(|l| l.2)
                     })
                 });
+            // In view past the cut: one the fold folded away shows nothing
+            // (random seed 65: a fresh re-read collapsed as a repeat of one
+            // folded away, and the model never saw its text).
+            let past_cut = self.showing_item(k).is_some_and(|r| r >= cut);
             let c = &self.state.calls[k as usize];
-            let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
+            let (in_block, live) = (block.contains(&k), c.collapsed.is_none() && past_cut);
             match now {
                 Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
                 None if shown.contains(&at) && !in_block && live => self.void_as_repeat(k, epoch),
