@@ -908,8 +908,9 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // …with parallel calls, shell reads and bursts (session 49): 307, a write and a read of what it wrote in one
   // message, the file changed before the next call — the change told twice (check 15), then carried twice by a fold;
   // 65, a fresh `cat F` pointing at a working copy collapsed at a fold as a repeat of a re-read the fold folded away
-  // (check 3).
-  for (const seed of [65, 307]) {
+  // (check 3); 74, a pin showed a file changed on disk and the model's edit followed in the same message: never
+  // told, a fold's working copy of the old text stayed in view as current (check 6).
+  for (const seed of [65, 74, 307]) {
     test(`seed ${seed}, late changes with parallel calls and bursts`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, lateChanges: true, parallel: true, shellReads: true, bursts: true });
     }, 60_000);

@@ -328,12 +328,19 @@ impl Session {
                 }
                 // An activation that showed an older version than the
                 // current one (a later tool of its message changed the file):
-                // the model saw that one.
+                // the model saw that one — and the change it showed, if not
+                // yet told, is told naming it, as a read's is (random seed
+                // 74: a pin, then the model's edit).
                 let frozen = hash
                     .filter(|h| self.objects.get(&id).is_some_and(|c| c.object_hash() != h))
                     .and_then(|h| self.cache.frozen.get(&(id.clone(), h)));
                 if let Some(doc) = frozen {
                     let seen = Seen::of(doc);
+                    self.cache.seen.shown_while_changed(
+                        &id,
+                        &seen.object_hash,
+                        &crate::context::aliases::call_alias(call),
+                    );
                     self.set_seen(&id, seen);
                     continue;
                 }
