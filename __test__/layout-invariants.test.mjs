@@ -26,6 +26,7 @@
 //      now, or every edit and write body since (save a write the agent deactivated afterwards);
 //  13. (`deletions` sessions: files also deleted and brought back by someone else) where the text a deleted
 //      file last had is in view, so is a message saying it is gone, at every call until it is back;
+//  14. (spec layout) an active file's ACTIVE_CONTENT block is the file as it is now, or says it is gone;
 //  15. a change is told once: no diff notice twice in one context;
 // and at the end, reconstructCall(n) is what call n returned. A pinned file's newest whole showing stays in view.
 // INV_DUMP=n prints call n's context (with INV_SEEDS naming one seed).
