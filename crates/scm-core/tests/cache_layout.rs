@@ -3901,6 +3901,19 @@ async fn edits_whose_results_come_after_a_restart_are_not_told_as_changes() {
     }
 }
 
+/// `a.ts` (12 lines of `FIRST`) written and read whole by the model, one
+/// call made: the transcript and the text.
+async fn a_ts_read(ws: &Workspace, s: &mut Session) -> (Transcript, String) {
+    let v0 = body("FIRST", 12);
+    ws.write("a.ts", &v0);
+    let mut t = Transcript::default();
+    t.user("look");
+    s.read("a.ts").await.unwrap();
+    t.call("r0", "read", json!({"path": "a.ts"}), &v0);
+    s.transform_context(&t.messages).await.unwrap();
+    (t, v0)
+}
+
 /// A file changed outside, read again (`read`, `cat`) and edited in the same
 /// message: the read shows the change, the edit follows it. The older
 /// showing in view (a pin, a fold's block) must not read as current once
@@ -3914,13 +3927,7 @@ async fn a_change_read_and_then_edited_in_one_message_is_told() {
         for store in stores() {
             let ws = Workspace::new(store);
             let mut s = open_watched(&ws, "read-then-edit").await;
-            let v0 = body("FIRST", 12);
-            ws.write("a.ts", &v0);
-            let mut t = Transcript::default();
-            t.user("look");
-            s.read("a.ts").await.unwrap();
-            t.call("r0", "read", json!({"path": "a.ts"}), &v0);
-            s.transform_context(&t.messages).await.unwrap();
+            let (mut t, v0) = a_ts_read(&ws, &mut s).await;
             let v1 = v0.replace("FIRST line 005", "OUTSIDE line 005");
             changed_on_disk(&ws, &mut s, "a.ts", &v1).await;
             // One message: a showing of the changed file, then an edit of it.
@@ -3972,13 +3979,7 @@ async fn a_change_after_a_write_and_a_read_in_one_message_is_told_once() {
     for store in stores() {
         let ws = Workspace::new(store);
         let mut s = open_watched(&ws, "write-read-change").await;
-        let v0 = body("FIRST", 12);
-        ws.write("a.ts", &v0);
-        let mut t = Transcript::default();
-        t.user("look");
-        s.read("a.ts").await.unwrap();
-        t.call("r0", "read", json!({"path": "a.ts"}), &v0);
-        s.transform_context(&t.messages).await.unwrap();
+        let (mut t, _) = a_ts_read(&ws, &mut s).await;
         // One message: a write, then a read of what it wrote.
         let v1 = body("WROTE", 12);
         ws.write("a.ts", &v1);
