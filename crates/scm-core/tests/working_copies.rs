@@ -1837,3 +1837,81 @@ fn result_of(out: &[Value], alias: &str) -> String {
         .map(|m| texts(std::slice::from_ref(m)).join("\n"))
         .unwrap_or_default()
 }
+
+/// An activation of a file whose working copy shows it (`[f1 is shown
+/// above]`), then in one message a re-read of the same text and the
+/// agent's write of the file: when the fold at that call folds the copy
+/// away (keeping the activation past its cut: a larger `low`), the
+/// activation's note has no text to show and collapses, and the re-read
+/// shows its text — not collapsed as a repeat of the note (random seed
+/// 333, late changes with parallel calls: a fresh `cat F` collapsed in the
+/// call it arrived in, and the model never saw it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_read_after_an_activation_note_shows_its_text_when_the_copy_is_folded() {
+    for store in stores() {
+        let ws = Workspace::new(store);
+        let mut o = opts("copynotefolded");
+        o.cache.fold = 400;
+        o.cache.low = 2_000;
+        let mut s = ws.open(o).await;
+        let mut t = Transcript::default();
+        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
+        outs.push(out);
+        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        t.assistant("sliced", &[]).user("show it");
+        let op = s.activate("src.ts");
+        assert!(op.ok, "{op:?}");
+        t.call("a1", "activate", json!({"id": "src.ts"}), &op.message);
+        let out = step(&mut s, &t, &mut outs).await;
+        assert_eq!(
+            result_of(&out, &last_result(&out, 0)),
+            "[f1 is shown above]",
+            "{:#?}",
+            texts(&out)
+        );
+        // One message: a re-read, a write of the whole file, and a command
+        // whose output makes this call fold.
+        s.read("src.ts").await.unwrap();
+        let v3 = plan(60).replace("- [ ] step 020", "- [x] step 020");
+        ws.write("src.ts", &v3);
+        s.observe_write("src.ts").await.unwrap();
+        t.assistant(
+            "",
+            &[
+                ("r2", "read", json!({"path": "src.ts"})),
+                ("w1", "write", json!({"path": "src.ts", "content": v3})),
+                ("b1", "bash", json!({"command": "make all"})),
+            ],
+        )
+        .result("r2", "read", &v2, false)
+        .result(
+            "w1",
+            "write",
+            "Successfully wrote 2999 bytes to src.ts",
+            false,
+        )
+        .result("b1", "bash", &noise("B1"), false);
+        let folds = s.cache_stats().folds;
+        let out = step(&mut s, &t, &mut outs).await;
+        assert!(s.cache_stats().folds > folds, "{:?}", s.cache_stats());
+        assert_eq!(
+            result_of(&out, &last_result(&out, 2)),
+            v2,
+            "{:#?}",
+            texts(&out)
+        );
+        assert_rebuilt(&s, &outs).await;
+        s.close().await.unwrap();
+    }
+}
+
+/// The alias of the `back`-th tool result from the end of `out` (0: the last).
+fn last_result(out: &[Value], back: usize) -> String {
+    out.iter()
+        .rev()
+        .filter(|m| m["role"] == "toolResult")
+        .nth(back)
+        .and_then(|m| m["toolCallId"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}

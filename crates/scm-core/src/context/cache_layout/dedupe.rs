@@ -213,12 +213,16 @@ impl CacheLayout {
             let past_cut = self.showing_item(k).is_some_and(|r| r >= cut);
             let c = &self.state.calls[k as usize];
             let (in_block, live) = (block.contains(&k), c.collapsed.is_none() && past_cut);
+            // A note voided shows nothing (it collapses): no repeat of it
+            // (random seed 333: a fresh re-read collapsed as a repeat of an
+            // activation's "[f4 is shown above]").
+            let note = c.is_note();
             match now {
                 Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
                 None if shown.contains(&at) && !in_block && live => self.void_as_repeat(k, epoch),
                 None => {
                     self.void_dedupe(k, epoch);
-                    if in_block || live {
+                    if (in_block || live) && !note {
                         shown.insert(at);
                     }
                 }
@@ -296,12 +300,14 @@ impl CacheLayout {
             let c = &self.state.calls[k as usize];
             let d = c.dedupe().unwrap_or(k);
             let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
+            // (A note voided collapses and shows nothing: no repeat of it.)
+            let note = c.is_note();
             if shown.contains(&d) && !in_block && live {
                 self.void_as_repeat(k, epoch);
                 continue;
             }
             self.void_dedupe(k, epoch);
-            if in_block || live {
+            if (in_block || live) && !note {
                 shown.insert(d);
             }
         }
