@@ -900,6 +900,13 @@ describe('what the model sees, on random sessions (issue 10)', () => {
       await runSession(seed, { cachePolicy: small, external: true, branches: true, forks: true, deletions: true });
     }, 60_000);
   }
+  // …with late changes, parallel calls, bursts and compactions (session 50): 116, a fork from before the parent read
+  // a file grepped it (found whole in the store) and pinned it; the watcher never followed it.
+  for (const seed of [116]) {
+    test(`seed ${seed}, forks with late changes`, async () => {
+      await runSession(seed, { cachePolicy: small, external: true, branches: true, forks: true, lateChanges: true, parallel: true, bursts: true, compactions: true });
+    }, 60_000);
+  }
   // Files changed on disk between a tool and the model's next call too (session 43). INV_LATE=1 runs the INV_SEEDS so.
   for (const seed of process.env.INV_LATE ? seeds : [1, 2]) {
     test(`seed ${seed}, late changes`, async () => {
@@ -910,8 +917,10 @@ describe('what the model sees, on random sessions (issue 10)', () => {
   // message, the file changed before the next call — the change told twice (check 15), then carried twice by a fold;
   // 65, a fresh `cat F` pointing at a working copy collapsed at a fold as a repeat of a re-read the fold folded away
   // (check 3); 74, a pin showed a file changed on disk and the model's edit followed in the same message: never
-  // told, a fold's working copy of the old text stayed in view as current (check 6).
-  for (const seed of [65, 74, 307]) {
+  // told, a fold's working copy of the old text stayed in view as current (check 6); 333 (session 50), an activation's
+  // "[f4 is shown above]", then `cat F` and a write of F in one message: the fold at that call folded the copy away
+  // and collapsed the fresh `cat` as a repeat of the note, which shows nothing (check 3).
+  for (const seed of [65, 74, 307, 333]) {
     test(`seed ${seed}, late changes with parallel calls and bursts`, async () => {
       await runSession(seed, { cachePolicy: small, external: true, lateChanges: true, parallel: true, shellReads: true, bursts: true });
     }, 60_000);

@@ -324,6 +324,47 @@ async fn watcher_events_update_the_cache_never_the_sets() {
     }
 }
 
+/// A file another session read is found whole in the store when this one
+/// discovers it (a `grep` names it); the agent then pins or activates it:
+/// shown now, it is followed like a read file — a change on disk is a new
+/// version (random seed 116, forks: a fork from before the parent read
+/// the file grepped and pinned it, and the watcher never looked at it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discovered_file_the_store_knows_is_watched_once_shown() {
+    for store in stores() {
+        for op in ["pin", "activate"] {
+            let ws = Workspace::new(store.clone());
+            ws.write("shared.txt", "s1");
+            let mut other = ws.session("watch-other").await;
+            other.read("shared.txt").await.unwrap();
+            let mut o = SessionOptions::new(unique_id("watch-found"));
+            o.watch = true;
+            o.layout = Layout::Cache;
+            let mut s = ws.open(o).await;
+            s.observe_bash("grep -l s1 shared.txt", "shared.txt")
+                .await
+                .unwrap();
+            let r = if op == "pin" {
+                s.pin("shared.txt")
+            } else {
+                s.activate("shared.txt")
+            };
+            assert!(r.ok, "{op}: {r:?}");
+            ws.write("shared.txt", "s2 changed on disk");
+            let id = ws.file_id("shared.txt");
+            wait_for(&mut s, "the change", |s| {
+                s.snapshot()
+                    .metadata_pool
+                    .iter()
+                    .any(|e| e.id == id && e.char_count == Some(18))
+            })
+            .await;
+            s.close().await.unwrap();
+            other.close().await.unwrap();
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stubs_are_not_watched() {
     for store in stores() {

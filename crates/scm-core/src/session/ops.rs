@@ -221,6 +221,10 @@ impl Session {
             self.upgrade_stub(id)?;
         } else {
             self.refresh_file(id);
+            // Shown now, so followed: a file discovered whole (the store
+            // knew it from another session) was never tracked (random
+            // seed 116, forks).
+            self.track(id);
         }
         // Ask before `enter`, which inserts into the active set itself.
         let was_active = self.sets.active.contains(id);
