@@ -261,6 +261,15 @@ async fn wait_for(s: &mut Session, what: &str, mut done: impl FnMut(&mut Session
     }
 }
 
+/// The size the metadata pool gives object `id` (None: not in the pool, or no size).
+fn pool_chars(s: &Session, id: &str) -> Option<u64> {
+    s.snapshot()
+        .metadata_pool
+        .iter()
+        .find(|e| e.id == id)
+        .and_then(|e| e.char_count)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watcher_events_update_the_cache_never_the_sets() {
     for store in stores() {
@@ -278,16 +287,8 @@ async fn watcher_events_update_the_cache_never_the_sets() {
 
         ws.write("live.txt", "v2 from the editor");
         ws.write("idle.txt", "i2 changed");
-        let chars = |s: &Session, id: &str| {
-            s.snapshot()
-                .metadata_pool
-                .iter()
-                .find(|e| e.id == id)
-                .unwrap()
-                .char_count
-        };
         wait_for(&mut s, "both updates", |s| {
-            chars(s, &live) == Some(18) && chars(s, &idle) == Some(10)
+            pool_chars(s, &live) == Some(18) && pool_chars(s, &idle) == Some(10)
         })
         .await;
         let after = s.snapshot();
@@ -352,13 +353,7 @@ async fn a_discovered_file_the_store_knows_is_watched_once_shown() {
             assert!(r.ok, "{op}: {r:?}");
             ws.write("shared.txt", "s2 changed on disk");
             let id = ws.file_id("shared.txt");
-            wait_for(&mut s, "the change", |s| {
-                s.snapshot()
-                    .metadata_pool
-                    .iter()
-                    .any(|e| e.id == id && e.char_count == Some(18))
-            })
-            .await;
+            wait_for(&mut s, "the change", |s| pool_chars(s, &id) == Some(18)).await;
             s.close().await.unwrap();
             other.close().await.unwrap();
         }
@@ -382,13 +377,7 @@ async fn stubs_are_not_watched() {
         ws.write("probe.txt", "p2 changed");
         // The probe's update proves the stub's change had time to be seen.
         let probe = ws.file_id("probe.txt");
-        wait_for(&mut s, "the probe", |s| {
-            s.snapshot()
-                .metadata_pool
-                .iter()
-                .any(|e| e.id == probe && e.char_count == Some(10))
-        })
-        .await;
+        wait_for(&mut s, "the probe", |s| pool_chars(s, &probe) == Some(10)).await;
         assert_eq!(
             ws.store
                 .history(&ws.file_id("stub.txt"))

@@ -1711,9 +1711,7 @@ async fn re_reads_of_a_copy_the_fold_folds_away_show_its_text_once() {
         o.cache.fold = 400;
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
-        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
-        outs.push(out);
-        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        let (mut outs, v2) = sliced_with_copy(&ws, &mut s, &mut t).await;
         let op = s.pin("src.ts");
         t.call("p1", "pin", json!({"id": "src.ts"}), &op.message);
         step(&mut s, &t, &mut outs).await;
@@ -1772,9 +1770,7 @@ async fn a_re_read_of_a_copy_after_the_cut_is_no_repeat_of_one_folded_away() {
         o.cache.fold = 400;
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
-        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
-        outs.push(out);
-        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        let (mut outs, v2) = sliced_with_copy(&ws, &mut s, &mut t).await;
         t.assistant("sliced", &[]).user("read it again");
         s.read("src.ts").await.unwrap();
         t.call("r2", "read", json!({"path": "src.ts"}), &v2);
@@ -1784,14 +1780,7 @@ async fn a_re_read_of_a_copy_after_the_cut_is_no_repeat_of_one_folded_away() {
         t.call("r3", "read", json!({"path": "src.ts"}), &v2);
         let out = step(&mut s, &t, &mut outs).await;
         let second = points_at_copy(&out, "f1");
-        let r3 = out
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "toolResult")
-            .unwrap()["toolCallId"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let r3 = last_result(&out, 0);
         assert!(first && second, "both reads pointed at the copy");
         // The agent's edit: the copy the fold makes is not the reads' text.
         let v3 = v2.replace("- [ ] step 050", "- [x] step 050");
@@ -1855,9 +1844,7 @@ async fn a_re_read_after_an_activation_note_shows_its_text_when_the_copy_is_fold
         o.cache.low = 2_000;
         let mut s = ws.open(o).await;
         let mut t = Transcript::default();
-        let (mut outs, out) = edit_then_slice(&ws, &mut s, &mut t, true, 5).await;
-        outs.push(out);
-        let v2 = plan(60).replace("- [ ] step 010", "- [x] step 010");
+        let (mut outs, v2) = sliced_with_copy(&ws, &mut s, &mut t).await;
         t.assistant("sliced", &[]).user("show it");
         let op = s.activate("src.ts");
         assert!(op.ok, "{op:?}");
@@ -1903,6 +1890,18 @@ async fn a_re_read_after_an_activation_note_shows_its_text_when_the_copy_is_fold
         assert_rebuilt(&s, &outs).await;
         s.close().await.unwrap();
     }
+}
+
+/// [`edit_then_slice`] of five lines (the file's working copy in view),
+/// its contexts so far and the file's text (`v2`).
+async fn sliced_with_copy(
+    ws: &Workspace,
+    s: &mut Session,
+    t: &mut Transcript,
+) -> (Vec<Vec<Value>>, String) {
+    let (mut outs, out) = edit_then_slice(ws, s, t, true, 5).await;
+    outs.push(out);
+    (outs, plan(60).replace("- [ ] step 010", "- [x] step 010"))
 }
 
 /// The alias of the `back`-th tool result from the end of `out` (0: the last).

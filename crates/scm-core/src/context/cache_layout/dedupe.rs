@@ -154,7 +154,9 @@ impl CacheLayout {
         for (k, at) in pointing {
             match self.copy(at).map(|w| (w.file, remade(w.file, w.body()))) {
                 Some((f, true)) => retarget.push((k, f)),
-                _ => self.void_dedupe(k, number),
+                _ => {
+                    self.void_dedupe(k, number);
+                }
             }
         }
         retarget
@@ -213,16 +215,11 @@ impl CacheLayout {
             let past_cut = self.showing_item(k).is_some_and(|r| r >= cut);
             let c = &self.state.calls[k as usize];
             let (in_block, live) = (block.contains(&k), c.collapsed.is_none() && past_cut);
-            // A note voided shows nothing (it collapses): no repeat of it
-            // (random seed 333: a fresh re-read collapsed as a repeat of an
-            // activation's "[f4 is shown above]").
-            let note = c.is_note();
             match now {
                 Some(at) => self.state.calls[k as usize].dedupe_copy = Some(at),
                 None if shown.contains(&at) && !in_block && live => self.void_as_repeat(k, epoch),
                 None => {
-                    self.void_dedupe(k, epoch);
-                    if (in_block || live) && !note {
+                    if self.void_dedupe(k, epoch) && (in_block || live) {
                         shown.insert(at);
                     }
                 }
@@ -233,7 +230,10 @@ impl CacheLayout {
 
     /// Call `k`, an identical re-read, shows its own text from epoch
     /// `epoch` on (its result is rendered again), and can collapse again.
-    pub(super) fn void_dedupe(&mut self, k: u32, epoch: u32) {
+    /// Whether it has a text to show: a note has none (session 50, random
+    /// seed 333 with late changes: a fresh re-read collapsed as the repeat
+    /// of a voided activation note).
+    pub(super) fn void_dedupe(&mut self, k: u32, epoch: u32) -> bool {
         let c = &mut self.state.calls[k as usize];
         c.dedupe_void = Some(epoch);
         // A note has no text of its own to show: "[f1 is shown above]"
@@ -271,6 +271,7 @@ impl CacheLayout {
             self.unsettled.sort_unstable();
             self.unsettled.dedup();
         }
+        !note
     }
 
     /// An identical re-read kept after a fold's `cut`, or shown in its
@@ -300,14 +301,11 @@ impl CacheLayout {
             let c = &self.state.calls[k as usize];
             let d = c.dedupe().unwrap_or(k);
             let (in_block, live) = (block.contains(&k), c.collapsed.is_none());
-            // (A note voided collapses and shows nothing: no repeat of it.)
-            let note = c.is_note();
             if shown.contains(&d) && !in_block && live {
                 self.void_as_repeat(k, epoch);
                 continue;
             }
-            self.void_dedupe(k, epoch);
-            if (in_block || live) && !note {
+            if self.void_dedupe(k, epoch) && (in_block || live) {
                 shown.insert(d);
             }
         }

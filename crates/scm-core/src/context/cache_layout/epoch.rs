@@ -359,7 +359,9 @@ impl CacheLayout {
                         Some(CopyAt::Epoch(number - 1, j as u32));
                     self.changed.calls.insert(k);
                 }
-                None => self.void_dedupe(k, number),
+                None => {
+                    self.void_dedupe(k, number);
+                }
             }
         }
         self.state.epochs.push(EpochRecord {
